@@ -1,0 +1,377 @@
+"""The ``shortlist`` command.
+
+Contract (scripts and tests rely on it): every command that reports data takes
+``--json`` and then prints exactly one JSON document on stdout; the exit code
+is 0 on success, 2 on a user error (bad input, refused), 1 on an internal
+failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import asdict, is_dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NoReturn, ParamSpec, TypeVar
+from uuid import UUID
+
+import click
+
+from service.db import connection
+from service.errors import ShortlistError
+from service.runtime import Runtime, open_runtime
+from service.services import projects, users
+from service.settings import Settings, get_settings
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+EXIT_USER_ERROR = 2
+EXIT_INTERNAL_ERROR = 1
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, UUID | Path):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+def emit_json(document: Any) -> None:
+    """Print exactly one JSON document on stdout."""
+    click.echo(json.dumps(document, default=_json_default, ensure_ascii=False))
+
+
+def fail(message: str, *, code: str, as_json: bool, exit_code: int = EXIT_USER_ERROR) -> NoReturn:
+    """Report an error (JSON on stdout with --json, else text on stderr) and exit."""
+    if as_json:
+        emit_json({"error": {"code": code, "message": message}})
+    else:
+        click.echo(f"Error: {message}", err=True)
+    sys.exit(exit_code)
+
+
+def command_errors(func: Callable[P, T]) -> Callable[P, T]:
+    """Turn ShortlistError into exit 2 (1 for 5xx) and anything else into exit 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        as_json = bool(kwargs.get("as_json", False))
+        try:
+            return func(*args, **kwargs)
+        except ShortlistError as exc:
+            exit_code = EXIT_INTERNAL_ERROR if exc.status >= 500 else EXIT_USER_ERROR
+            fail(exc.message, code=exc.code, as_json=as_json, exit_code=exit_code)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            logging.getLogger("shortlist").debug("internal error", exc_info=True)
+            fail(
+                f"internal error: {exc.__class__.__name__}: {exc}",
+                code="internal_error",
+                as_json=as_json,
+                exit_code=EXIT_INTERNAL_ERROR,
+            )
+
+    return wrapper
+
+
+def run_with_runtime(settings: Settings, work: Callable[[Runtime], Awaitable[T]]) -> T:
+    """Open the runtime (database, migrations, pool), run ``work``, close it all."""
+
+    async def main() -> T:
+        async with open_runtime(settings) as runtime:
+            return await work(runtime)
+
+    return asyncio.run(main())
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coro)
+
+
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON document on stdout."
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="shortlist")
+def main() -> None:
+    """Shortlist: document search for AI assistants and the people who use them."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+
+# --- serve -----------------------------------------------------------------
+
+
+@main.command()
+@click.option("--host", default=None, help="Interface to bind (setting: SHORTLIST_SERVER__HOST).")
+@click.option(
+    "--port", type=int, default=None, help="Port to listen on (setting: SHORTLIST_SERVER__PORT)."
+)
+@click.option(
+    "--worker/--no-worker",
+    default=None,
+    help="Run an extraction worker in this process (setting: SHORTLIST_SERVER__RUN_WORKER).",
+)
+def serve(host: str | None, port: int | None, worker: bool | None) -> None:
+    """Run the web service (REST API, MCP at /mcp, panel at /)."""
+    import uvicorn
+
+    from service.app import create_app
+
+    settings = get_settings()
+    if host is not None:
+        settings.server.host = host
+    if port is not None:
+        settings.server.port = port
+    if worker is not None:
+        settings.server.run_worker = worker
+    logging.getLogger("service").setLevel(settings.server.log_level.upper())
+    click.echo(
+        f"Shortlist is starting at {settings.public_url}  (API docs: {settings.public_url}/schema)"
+    )
+    if settings.database_url is None:
+        click.echo(
+            f"Database: embedded PostgreSQL in {settings.database.embedded_dir or settings.data_dir / 'postgres'}"
+        )
+    click.echo("First run? Create a user and get a token: shortlist user create NAME")
+    uvicorn.run(
+        create_app(settings),
+        host=settings.server.host,
+        port=settings.server.port,
+        log_level=settings.server.log_level,
+        proxy_headers=True,
+    )
+
+
+# --- config ----------------------------------------------------------------
+
+
+@main.command()
+@json_option
+def config(as_json: bool) -> None:
+    """Print the effective settings, secrets masked."""
+    effective = get_settings().masked()
+    effective["resolved"] = {
+        "public_url": get_settings().public_url,
+        "storage_backend": get_settings().storage_backend,
+        "reranker": get_settings().reranker_kind,
+        "database": "external (DATABASE_URL)" if get_settings().database_url else "embedded",
+    }
+    if as_json:
+        emit_json(effective)
+        return
+    for line in _flatten(effective):
+        click.echo(line)
+
+
+def _flatten(value: dict[str, Any], prefix: str = "") -> list[str]:
+    lines = []
+    for key, item in value.items():
+        if isinstance(item, dict):
+            lines.extend(_flatten(item, f"{prefix}{key}."))
+        else:
+            lines.append(f"{prefix}{key} = {item}")
+    return lines
+
+
+# --- users -----------------------------------------------------------------
+
+
+@main.group()
+def user() -> None:
+    """Create and list users."""
+
+
+@user.command("create")
+@click.argument("name")
+@json_option
+@command_errors
+def user_create(name: str, as_json: bool) -> None:
+    """Create a user with an API token and a default project. The token is shown once."""
+
+    async def work(runtime: Runtime) -> users.NewUser:
+        async with connection(runtime.pool) as conn:
+            return await users.create_user(conn, name)
+
+    created = run_with_runtime(get_settings(), work)
+    document = {
+        "user": {"id": created.user.id, "name": created.user.name},
+        "token": created.token,
+        "project": {"id": created.project.id, "name": created.project.name},
+    }
+    if as_json:
+        emit_json(document)
+        return
+    click.echo(f"Created user {created.user.name!r} with project {created.project.name!r}.")
+    click.echo(f"API token (shown once, keep it safe): {created.token}")
+
+
+@user.command("list")
+@json_option
+@command_errors
+def user_list(as_json: bool) -> None:
+    """List users."""
+
+    async def work(runtime: Runtime) -> list[Any]:
+        async with connection(runtime.pool) as conn:
+            return await users.list_users(conn)
+
+    found = run_with_runtime(get_settings(), work)
+    if as_json:
+        emit_json(
+            {"users": [{"id": u.id, "name": u.name, "created_at": u.created_at} for u in found]}
+        )
+        return
+    for item in found:
+        click.echo(f"{item.name}\t{item.id}")
+
+
+# --- projects --------------------------------------------------------------
+
+
+@main.group()
+def project() -> None:
+    """Create and list a user's projects."""
+
+
+user_option = click.option(
+    "--user", "user_name", required=True, help="The user who owns the projects."
+)
+
+
+@project.command("create")
+@click.argument("name")
+@user_option
+@json_option
+@command_errors
+def project_create(name: str, user_name: str, as_json: bool) -> None:
+    """Create a project for a user."""
+
+    async def work(runtime: Runtime) -> Any:
+        async with connection(runtime.pool) as conn:
+            owner = await users.get_user_by_name(conn, user_name)
+            return await projects.create_project(conn, owner.id, name)
+
+    created = run_with_runtime(get_settings(), work)
+    if as_json:
+        emit_json({"project": {"id": created.id, "name": created.name}})
+        return
+    click.echo(f"Created project {created.name!r} ({created.id}).")
+
+
+@project.command("list")
+@user_option
+@json_option
+@command_errors
+def project_list(user_name: str, as_json: bool) -> None:
+    """List a user's projects."""
+
+    async def work(runtime: Runtime) -> list[Any]:
+        async with connection(runtime.pool) as conn:
+            owner = await users.get_user_by_name(conn, user_name)
+            return await projects.list_projects(conn, owner.id)
+
+    found = run_with_runtime(get_settings(), work)
+    if as_json:
+        emit_json(
+            {
+                "projects": [
+                    {
+                        "id": p.id,
+                        "name": p.name,
+                        "document_count": p.document_count,
+                        "ready_count": p.ready_count,
+                    }
+                    for p in found
+                ]
+            }
+        )
+        return
+    for item in found:
+        click.echo(
+            f"{item.name}\t{item.id}\t{item.ready_count}/{item.document_count} documents ready"
+        )
+
+
+# --- tokens ----------------------------------------------------------------
+
+
+@main.group()
+def token() -> None:
+    """Create, list and revoke API tokens."""
+
+
+@token.command("create")
+@user_option
+@click.option("--label", default="", help="A note saying what the token is for.")
+@json_option
+@command_errors
+def token_create(user_name: str, label: str, as_json: bool) -> None:
+    """Create another API token for a user. It is shown once."""
+
+    async def work(runtime: Runtime) -> tuple[str, Any]:
+        async with connection(runtime.pool) as conn:
+            owner = await users.get_user_by_name(conn, user_name)
+            return await users.create_token(conn, owner.id, label=label)
+
+    secret, created = run_with_runtime(get_settings(), work)
+    if as_json:
+        emit_json(
+            {"token": secret, "id": created.id, "prefix": created.prefix, "label": created.label}
+        )
+        return
+    click.echo(f"API token (shown once, keep it safe): {secret}")
+
+
+@token.command("list")
+@user_option
+@json_option
+@command_errors
+def token_list(user_name: str, as_json: bool) -> None:
+    """List a user's tokens (prefixes only; tokens themselves are never stored)."""
+
+    async def work(runtime: Runtime) -> list[Any]:
+        async with connection(runtime.pool) as conn:
+            owner = await users.get_user_by_name(conn, user_name)
+            return await users.list_tokens(conn, owner.id)
+
+    found = run_with_runtime(get_settings(), work)
+    if as_json:
+        emit_json({"tokens": [asdict(t) for t in found]})
+        return
+    for item in found:
+        state = f"revoked {item.revoked_at:%Y-%m-%d}" if item.revoked_at else "live"
+        click.echo(f"{item.prefix}\t{state}\t{item.label}")
+
+
+@token.command("revoke")
+@click.argument("prefix")
+@json_option
+@command_errors
+def token_revoke(prefix: str, as_json: bool) -> None:
+    """Revoke a token by its prefix (the 8 characters after sl_), its id, or the token itself."""
+
+    async def work(runtime: Runtime) -> list[Any]:
+        async with connection(runtime.pool) as conn:
+            return await users.revoke_token(conn, prefix)
+
+    revoked = run_with_runtime(get_settings(), work)
+    if as_json:
+        emit_json({"revoked": [asdict(t) for t in revoked]})
+        return
+    click.echo(f"Revoked {len(revoked)} token(s).")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

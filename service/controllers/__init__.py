@@ -1,0 +1,1 @@
+"""REST controllers: thin handlers over :mod:`service.services`."""

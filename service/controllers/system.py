@@ -1,0 +1,47 @@
+"""Health and identity."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Response, get
+
+from service.db import ping
+from service.dependencies import PrincipalDep, RuntimeDep
+from service.errors import ShortlistError
+from service.schemas import Check, Health, Me, RerankerCheck
+
+
+class SystemController(Controller):
+    path = "/api"
+    tags = ["system"]
+
+    @get("/health", operation_id="GetHealth", exclude_from_auth=True)
+    async def health(self, runtime: RuntimeDep) -> Response[Health]:
+        """Readiness of the database, the blob store and the reranker.
+
+        Returns:
+            200 when the database answers (even if another part is degraded), else 503.
+        """
+        try:
+            await ping(runtime.pool)
+            database = Check(ok=True, detail="connected")
+        except ShortlistError as exc:
+            database = Check(ok=False, detail=exc.message)
+        blob_store = Check(ok=True, detail="not wired yet")
+        reranker = RerankerCheck(
+            ok=True, kind=runtime.settings.reranker_kind, detail="not wired yet"
+        )
+        if not database.ok:
+            status: Any = "unavailable"
+        elif blob_store.ok and reranker.ok:
+            status = "ok"
+        else:
+            status = "degraded"
+        body = Health(status=status, database=database, blob_store=blob_store, reranker=reranker)
+        return Response(body, status_code=200 if database.ok else 503)
+
+    @get("/me", operation_id="GetMe")
+    async def me(self, principal: PrincipalDep) -> Me:
+        """The user the presented token belongs to."""
+        return Me(id=principal.user_id, name=principal.user_name)

@@ -1,0 +1,210 @@
+"""Errors the service reports to its users, each with an HTTP status and a stable code.
+
+Every error a client can see is a :class:`ShortlistError`. The REST layer turns
+one into the JSON envelope ``{"status": 404, "code": "project_not_found",
+"message": "..."}`` (see :mod:`service.http_errors`), the CLI prints the message
+and exits 2 (1 for a 5xx), and the MCP tools return it as an ``isError`` result.
+A subclass's docstring is its default message::
+
+    ShortlistError
+    ├── InvalidRequest (400)
+    │   ├── EmptyName
+    │   └── InvalidPageRange
+    ├── NotAuthenticated (401)
+    ├── NotFound (404)
+    │   ├── UserNotFound, ProjectNotFound, DocumentNotFound, UploadNotFound, TokenNotFound
+    ├── Conflict (409)
+    │   ├── UserExists, ProjectExists, DuplicateDocumentName, DocumentNotReady, UploadAlreadyUsed
+    ├── UploadRefused (4xx: 413 too large, 415 type, 410 expired, 400 missing object)
+    ├── RateLimited (429)
+    └── ServiceUnavailable (503)
+        ├── DatabaseUnavailable
+        └── BlobStoreUnavailable
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class ShortlistError(Exception):
+    """Something went wrong."""
+
+    status: ClassVar[int] = 500
+    code: ClassVar[str] = "internal_error"
+
+    def __init__(self, message: str | None = None, **details: Any) -> None:
+        self.message = message or (self.__doc__ or self.code).strip()
+        self.details = details
+        super().__init__(self.message)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON error envelope."""
+        body: dict[str, Any] = {"status": self.status, "code": self.code, "message": self.message}
+        if self.details:
+            body["details"] = self.details
+        return body
+
+
+class InvalidRequest(ShortlistError):
+    """The request is not valid."""
+
+    status = 400
+    code = "invalid_request"
+
+
+class EmptyName(InvalidRequest):
+    """A name may not be empty."""
+
+    code = "empty_name"
+
+
+class InvalidPageRange(InvalidRequest):
+    """Pages must be a number or a range such as 3-5, within the document."""
+
+    code = "invalid_page_range"
+
+
+class NotAuthenticated(ShortlistError):
+    """A valid API token is required: send `Authorization: Bearer <token>`."""
+
+    status = 401
+    code = "not_authenticated"
+
+
+class NotFound(ShortlistError):
+    """Not found."""
+
+    status = 404
+    code = "not_found"
+
+
+class UserNotFound(NotFound):
+    """No such user."""
+
+    code = "user_not_found"
+
+
+class ProjectNotFound(NotFound):
+    """No such project, or it belongs to someone else."""
+
+    code = "project_not_found"
+
+
+class DocumentNotFound(NotFound):
+    """No such document, or it belongs to someone else."""
+
+    code = "document_not_found"
+
+
+class UploadNotFound(NotFound):
+    """No such upload: ask POST /api/uploads for a grant first."""
+
+    code = "upload_not_found"
+
+
+class TokenNotFound(NotFound):
+    """No live token matches."""
+
+    code = "token_not_found"
+
+
+class Conflict(ShortlistError):
+    """The request conflicts with the current state."""
+
+    status = 409
+    code = "conflict"
+
+
+class UserExists(Conflict):
+    """A user with that name already exists."""
+
+    code = "user_exists"
+
+
+class ProjectExists(Conflict):
+    """You already have a project with that name."""
+
+    code = "project_exists"
+
+
+class DuplicateDocumentName(Conflict):
+    """A document with that name is already in the project; rename the file or delete the old one."""
+
+    code = "duplicate_document_name"
+
+
+class DocumentNotReady(Conflict):
+    """The document has no text yet: it is still being extracted or its extraction failed."""
+
+    code = "document_not_ready"
+
+
+class UploadAlreadyUsed(Conflict):
+    """That upload was already registered as a document."""
+
+    code = "upload_already_used"
+
+
+class UploadRefused(ShortlistError):
+    """The upload was refused."""
+
+    status = 400
+    code = "upload_refused"
+
+
+class FileTooLarge(UploadRefused):
+    """The file is larger than the upload limit."""
+
+    status = 413
+    code = "file_too_large"
+
+
+class UnsupportedFileType(UploadRefused):
+    """That kind of file cannot be searched: upload PDF, Word, PowerPoint, Excel, CSV, HTML, Markdown or text."""
+
+    status = 415
+    code = "unsupported_file_type"
+
+
+class UploadExpired(UploadRefused):
+    """The upload grant has expired; ask for a new one."""
+
+    status = 410
+    code = "upload_expired"
+
+
+class UploadIncomplete(UploadRefused):
+    """The blob store does not hold the file the grant allowed (missing, or a different size)."""
+
+    code = "upload_incomplete"
+
+
+class RateLimited(ShortlistError):
+    """Too many requests; wait and try again."""
+
+    status = 429
+    code = "rate_limited"
+
+    def __init__(self, retry_after: int, message: str | None = None) -> None:
+        super().__init__(message, retry_after=retry_after)
+        self.retry_after = retry_after
+
+
+class ServiceUnavailable(ShortlistError):
+    """The service cannot answer right now; try again shortly."""
+
+    status = 503
+    code = "service_unavailable"
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    """The database cannot be reached; try again shortly."""
+
+    code = "database_unavailable"
+
+
+class BlobStoreUnavailable(ServiceUnavailable):
+    """The file store cannot be reached; try again shortly."""
+
+    code = "blob_store_unavailable"

@@ -1,0 +1,99 @@
+"""One JSON error envelope for every failure the HTTP API can report.
+
+``{"status": 404, "code": "project_not_found", "message": "..."}`` — plus
+``details`` where there is more to say (validation errors list the fields).
+No handler lets a stack trace reach a client: anything unexpected is logged
+and answered as ``internal_error``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import psycopg
+from litestar import MediaType, Request, Response
+from litestar.exceptions import (
+    HTTPException,
+    NotAuthorizedException,
+    PermissionDeniedException,
+    ValidationException,
+)
+from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
+from psycopg_pool import PoolTimeout
+
+from service.errors import DatabaseUnavailable, NotAuthenticated, RateLimited, ShortlistError
+
+logger = logging.getLogger(__name__)
+
+_CODES_BY_STATUS = {
+    400: "invalid_request",
+    401: "not_authenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    408: "request_timeout",
+    413: "request_too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+    503: "service_unavailable",
+}
+
+
+def error_response(body: dict[str, Any], headers: dict[str, str] | None = None) -> Response[Any]:
+    return Response(
+        content=body,
+        status_code=int(body["status"]),
+        media_type=MediaType.JSON,
+        headers=headers,
+    )
+
+
+def shortlist_error_handler(_: Request[Any, Any, Any], exc: ShortlistError) -> Response[Any]:
+    headers: dict[str, str] = {}
+    if isinstance(exc, NotAuthenticated):
+        headers["WWW-Authenticate"] = 'Bearer realm="shortlist"'
+    if isinstance(exc, RateLimited):
+        headers["Retry-After"] = str(exc.retry_after)
+    return error_response(exc.to_dict(), headers)
+
+
+def http_exception_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    status = exc.status_code
+    body: dict[str, Any] = {
+        "status": status,
+        "code": _CODES_BY_STATUS.get(status, "http_error"),
+        "message": exc.detail,
+    }
+    if isinstance(exc, ValidationException) and exc.extra:
+        body["message"] = "The request is not valid; see details."
+        body["details"] = {"errors": exc.extra}
+    headers = dict(exc.headers or {})
+    if isinstance(exc, NotAuthorizedException | PermissionDeniedException) and status == 401:
+        headers.setdefault("WWW-Authenticate", 'Bearer realm="shortlist"')
+    return error_response(body, headers)
+
+
+def database_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    logger.warning("database unavailable during %s %s", request.method, request.url.path)
+    return shortlist_error_handler(request, DatabaseUnavailable())
+
+
+def unexpected_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    logger.exception("unexpected error during %s %s", request.method, request.url.path)
+    return error_response(
+        {
+            "status": HTTP_500_INTERNAL_SERVER_ERROR,
+            "code": "internal_error",
+            "message": "Something went wrong on our side; it has been logged.",
+        }
+    )
+
+
+EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
+    ShortlistError: shortlist_error_handler,
+    HTTPException: http_exception_handler,
+    PoolTimeout: database_error_handler,
+    psycopg.OperationalError: database_error_handler,
+    Exception: unexpected_error_handler,
+}

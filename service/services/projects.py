@@ -1,0 +1,54 @@
+"""Projects: a user's named collections of documents."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from service.db import Connection, unique_violation_as
+from service.errors import EmptyName, ProjectExists, ProjectNotFound
+from service.records import Project
+from sql import queries
+
+
+async def create_project(conn: Connection, user_id: UUID, name: str) -> Project:
+    if not name.strip():
+        raise EmptyName("A project name may not be empty.")
+    with unique_violation_as(ProjectExists(f"You already have a project named {name.strip()!r}.")):
+        row = await (
+            await conn.execute(queries["insert_project"], {"user_id": user_id, "name": name})
+        ).fetchone()
+    assert row is not None
+    return Project.from_row(row)
+
+
+async def list_projects(conn: Connection, user_id: UUID) -> list[Project]:
+    rows = await (await conn.execute(queries["list_projects"], {"user_id": user_id})).fetchall()
+    return [Project.from_row(row) for row in rows]
+
+
+async def get_project(conn: Connection, user_id: UUID, project_id: UUID) -> Project:
+    """One of the user's projects; another user's project is indistinguishable from none."""
+    row = await (
+        await conn.execute(queries["fetch_project"], {"user_id": user_id, "project_id": project_id})
+    ).fetchone()
+    if row is None:
+        raise ProjectNotFound()
+    return Project.from_row(row)
+
+
+async def find_project(conn: Connection, user_id: UUID, name_or_id: str) -> Project:
+    """A project named by id or by name (case-insensitive), as the CLI and MCP accept."""
+    try:
+        return await get_project(conn, user_id, UUID(name_or_id))
+    except ValueError:
+        pass
+    except ProjectNotFound:
+        pass
+    row = await (
+        await conn.execute(
+            queries["fetch_project_by_name"], {"user_id": user_id, "name": name_or_id}
+        )
+    ).fetchone()
+    if row is None:
+        raise ProjectNotFound(f"You have no project named {name_or_id!r}.")
+    return Project.from_row(row)

@@ -1,0 +1,96 @@
+"""Users and their API tokens."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+from uuid import UUID
+
+from service import tokens
+from service.db import Connection, unique_violation_as
+from service.errors import EmptyName, NotAuthenticated, TokenNotFound, UserExists, UserNotFound
+from service.records import ApiToken, Principal, Project, User
+from service.services import projects
+from sql import queries
+
+DEFAULT_PROJECT_NAME = "default"
+
+
+class NewUser(NamedTuple):
+    user: User
+    token: str
+    project: Project
+
+
+async def create_user(conn: Connection, name: str) -> NewUser:
+    """Create a user with a first API token and a default project, atomically."""
+    if not name.strip():
+        raise EmptyName("A user name may not be empty.")
+    async with conn.transaction():
+        with unique_violation_as(UserExists(f"A user named {name.strip()!r} already exists.")):
+            row = await (await conn.execute(queries["insert_user"], {"name": name})).fetchone()
+        assert row is not None
+        user = User.from_row(row)
+        token, _ = await create_token(conn, user.id, label="created with the user")
+        project = await projects.create_project(conn, user.id, DEFAULT_PROJECT_NAME)
+    return NewUser(user, token, project)
+
+
+async def get_user_by_name(conn: Connection, name: str) -> User:
+    row = await (await conn.execute(queries["fetch_user_by_name"], {"name": name})).fetchone()
+    if row is None:
+        raise UserNotFound(f"No user named {name!r}.")
+    return User.from_row(row)
+
+
+async def list_users(conn: Connection) -> list[User]:
+    rows = await (await conn.execute(queries["list_users"])).fetchall()
+    return [User.from_row(row) for row in rows]
+
+
+async def create_token(conn: Connection, user_id: UUID, *, label: str = "") -> tuple[str, ApiToken]:
+    """A new token for the user; the clear token is returned here and never again."""
+    fresh = tokens.new_token()
+    row = await (
+        await conn.execute(
+            queries["insert_api_token"],
+            {
+                "user_id": user_id,
+                "token_hash": fresh.digest,
+                "prefix": fresh.prefix,
+                "label": label,
+            },
+        )
+    ).fetchone()
+    assert row is not None
+    return fresh.token, ApiToken.from_row(row)
+
+
+async def list_tokens(conn: Connection, user_id: UUID) -> list[ApiToken]:
+    rows = await (await conn.execute(queries["list_api_tokens"], {"user_id": user_id})).fetchall()
+    return [ApiToken.from_row(row) for row in rows]
+
+
+async def revoke_token(conn: Connection, prefix_or_id: str) -> list[ApiToken]:
+    """Revoke the live tokens with this prefix (or id); at least one must match."""
+    key = prefix_or_id.removeprefix(tokens.TOKEN_PREFIX).split("_", 1)[0]
+    rows = await (
+        await conn.execute(queries["revoke_api_tokens_by_prefix"], {"prefix": key})
+    ).fetchall()
+    if not rows:
+        raise TokenNotFound(f"No live token has the prefix or id {prefix_or_id!r}.")
+    return [ApiToken.from_row(row) for row in rows]
+
+
+async def authenticate(conn: Connection, presented: str) -> Principal:
+    """The principal behind a live token, or NotAuthenticated."""
+    if not tokens.looks_like_token(presented):
+        raise NotAuthenticated("That is not a Shortlist API token.")
+    presented_digest = tokens.digest(presented)
+    row = await (
+        await conn.execute(
+            queries["fetch_principal_by_token_hash"], {"token_hash": presented_digest}
+        )
+    ).fetchone()
+    if row is None or not tokens.digests_match(bytes(row["token_hash"]), presented_digest):
+        raise NotAuthenticated("The API token is unknown or has been revoked.")
+    return Principal.from_row(row)

@@ -1,0 +1,237 @@
+"""Every knob Shortlist has, in one pydantic-settings object.
+
+Values come from the environment (and a ``.env`` file in the working
+directory). Two standard names are read as they are — ``DATABASE_URL`` and
+``COHERE_API_KEY`` — and everything else is prefixed ``SHORTLIST_``; a field
+of a group is ``SHORTLIST_<GROUP>__<FIELD>``, e.g. ``SHORTLIST_SERVER__PORT``.
+The README's configuration table is checked against this module by
+``tests/test_docs.py``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MB = 1024 * 1024
+
+
+def _default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("shortlist", appauthor=False))
+
+
+class ServerSettings(BaseModel):
+    """The HTTP server: where it listens and how it is reached."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    host: str = "127.0.0.1"
+    """Interface `shortlist serve` binds to."""
+    port: int = Field(default=8000, ge=0, le=65535)
+    """TCP port `shortlist serve` listens on."""
+    public_url: str | None = None
+    """Base URL clients reach the service at (used in upload and download links); defaults to http://HOST:PORT."""
+    run_worker: bool = True
+    """Run an extraction worker inside `shortlist serve` (turn off when running `shortlist worker` separately)."""
+    allowed_hosts: list[str] = Field(default_factory=lambda: ["127.0.0.1", "localhost", "[::1]"])
+    """Host headers accepted by the MCP endpoint (DNS-rebinding protection); the public URL's host is always added."""
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    """Log level of the service's own loggers."""
+    search_rate_per_minute: int = Field(default=120, ge=0)
+    """Searches one API token may make per minute (0 turns the limit off)."""
+    upload_rate_per_minute: int = Field(default=60, ge=0)
+    """Upload grants one API token may ask for per minute (0 turns the limit off)."""
+
+
+class DatabaseSettings(BaseModel):
+    """The connection pool and the embedded server used when DATABASE_URL is unset."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    pool_min_size: int = Field(default=1, ge=0)
+    """Connections the pool keeps open."""
+    pool_max_size: int = Field(default=10, ge=1)
+    """Most connections the pool opens."""
+    pool_timeout: float = Field(default=5.0, gt=0)
+    """Seconds a request waits for a connection before failing with 503 database_unavailable."""
+    connect_timeout: int = Field(default=5, ge=1)
+    """Seconds to wait when opening one connection."""
+    embedded_dir: Path | None = None
+    """Data directory of the embedded PostgreSQL; defaults to DATA_DIR/postgres."""
+
+
+class StorageSettings(BaseModel):
+    """Where original files live: the built-in local store or an S3-compatible one."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    backend: Literal["auto", "local", "s3"] = "auto"
+    """`auto` picks s3 when an S3 bucket is set, else local."""
+    local_dir: Path | None = None
+    """Directory of the local blob store; defaults to DATA_DIR/blobs."""
+    signing_secret: SecretStr | None = None
+    """HMAC key signing local-store grants; generated once into DATA_DIR/signing.key when unset."""
+    s3_endpoint_url: str | None = None
+    """S3 endpoint (MinIO, R2, SeaweedFS…); unset means AWS."""
+    s3_public_endpoint_url: str | None = None
+    """Endpoint browsers use for presigned URLs, when it differs from the one the service uses."""
+    s3_region: str = "us-east-1"
+    """S3 region."""
+    s3_bucket: str | None = None
+    """S3 bucket holding the originals; setting it selects the s3 backend under `auto`."""
+    s3_access_key_id: SecretStr | None = None
+    """S3 access key; unset falls back to boto3's usual credential chain (AWS_ACCESS_KEY_ID…)."""
+    s3_secret_access_key: SecretStr | None = None
+    """S3 secret key; unset falls back to boto3's usual credential chain."""
+    s3_addressing_style: Literal["auto", "path", "virtual"] = "path"
+    """S3 addressing style; path suits MinIO and SeaweedFS."""
+    upload_expiry_seconds: int = Field(default=900, ge=10)
+    """Lifetime of an upload grant."""
+    download_expiry_seconds: int = Field(default=300, ge=10)
+    """Lifetime of a download link to an original."""
+    max_upload_bytes: int = Field(default=50 * MB, ge=1)
+    """Largest file accepted; checked before a grant exists and enforced by the store."""
+
+
+class ExtractionSettings(BaseModel):
+    """Limits on turning one file into Markdown (each extraction runs in its own process)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    max_pages: int = Field(default=2000, ge=1)
+    """Most pages a document may have."""
+    timeout_seconds: float = Field(default=120.0, gt=0)
+    """Wall-clock limit on one extraction."""
+    memory_mb: int = Field(default=2048, ge=128)
+    """Address-space cap of the extraction process."""
+
+
+class SearchSettings(BaseModel):
+    """Query-time chunking, BM25 shortlist and reranking."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    chunk_size: int = Field(default=1200, ge=200)
+    """Character budget of one chunk."""
+    language: str = "english"
+    """Snowball stemmer and stopword language for BM25."""
+    shortlist_keep: int = Field(default=100, ge=1)
+    """Chunks BM25 keeps for the reranker."""
+    max_candidates: int = Field(default=200, ge=1)
+    """Hard cap on chunks sent to the reranker."""
+    default_top_k: int = Field(default=8, ge=1)
+    """Results returned when a request does not say."""
+    max_top_k: int = Field(default=50, ge=1)
+    """Most results one request may ask for."""
+    cache_max_mb: int = Field(default=512, ge=16)
+    """Memory bound of the in-process cache of chunked documents."""
+    reranker: Literal["auto", "cohere", "local", "none"] = "auto"
+    """`auto` uses cohere when COHERE_API_KEY is set, else the local model."""
+    rerank_timeout: float = Field(default=10.0, gt=0)
+    """Seconds the reranker may take before results fall back to BM25 order."""
+    cohere_model: str = "rerank-v4.0-fast"
+    """Cohere rerank model."""
+    cohere_base_url: str = "https://api.cohere.com"
+    """Cohere-compatible endpoint."""
+    cohere_max_tokens_per_doc: int = Field(default=4096, ge=1)
+    """Cohere truncates each passage to this many tokens."""
+    cohere_max_retries: int = Field(default=2, ge=0)
+    """Retries on 429/5xx before falling back to BM25 order."""
+
+
+class JobSettings(BaseModel):
+    """The PostgreSQL-backed extraction queue."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    concurrency: int = Field(default=2, ge=1)
+    """Extractions one worker runs at once."""
+    max_attempts: int = Field(default=3, ge=1)
+    """Attempts per extraction before the document is marked failed."""
+    stale_after_seconds: int = Field(default=900, ge=30)
+    """A document pending longer than this is marked failed by the sweep."""
+
+
+class Settings(BaseSettings):
+    """All of Shortlist's configuration."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="SHORTLIST_",
+        env_nested_delimiter="__",
+        env_file=".env",
+        extra="ignore",
+        populate_by_name=True,
+        use_attribute_docstrings=True,
+    )
+
+    database_url: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("DATABASE_URL", "SHORTLIST_DATABASE_URL")
+    )
+    """PostgreSQL URL; unset starts an embedded PostgreSQL in DATA_DIR/postgres."""
+    cohere_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("COHERE_API_KEY", "SHORTLIST_COHERE_API_KEY")
+    )
+    """Cohere key; set, the reranker is Cohere Rerank."""
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    """Where embedded PostgreSQL, the local blob store and generated keys live."""
+    token: SecretStr | None = None
+    """API token the CLI's client commands (`upload`, stdio `mcp`) act with."""
+
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    jobs: JobSettings = Field(default_factory=JobSettings)
+
+    @property
+    def public_url(self) -> str:
+        """Base URL of the service as clients see it, without a trailing slash."""
+        if self.server.public_url:
+            return self.server.public_url.rstrip("/")
+        host = self.server.host
+        if host in ("0.0.0.0", "::"):  # noqa: S104 - a bind-all address is not a reachable one
+            host = "127.0.0.1"
+        return f"http://{host}:{self.server.port}"
+
+    @property
+    def storage_backend(self) -> Literal["local", "s3"]:
+        """The blob store in use after resolving `auto`."""
+        if self.storage.backend == "auto":
+            return "s3" if self.storage.s3_bucket else "local"
+        return self.storage.backend
+
+    @property
+    def reranker_kind(self) -> Literal["cohere", "local", "none"]:
+        """The reranker in use after resolving `auto`."""
+        if self.search.reranker == "auto":
+            return "cohere" if self.cohere_api_key else "local"
+        return self.search.reranker
+
+    def masked(self) -> dict[str, Any]:
+        """The effective settings as plain data, secrets shown as ``********``."""
+        masked: dict[str, Any] = _mask(self.model_dump(mode="python"))
+        return masked
+
+
+def _mask(value: Any) -> Any:
+    if isinstance(value, SecretStr):
+        return "********" if value.get_secret_value() else ""
+    if isinstance(value, dict):
+        return {key: _mask(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_mask(item) for item in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process's settings, read once."""
+    return Settings()

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import asyncio
+
+import psycopg
+import pytest
+
+import sql
+from service.migrations import applied_versions, migrate
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_migrations_apply_once_then_are_a_no_op(empty_database_url: str) -> None:
+    first = await migrate(empty_database_url)
+    second = await migrate(empty_database_url)
+
+    assert [m.version for m in first] == [m.version for m in sql.migrations]
+    assert second == []
+    assert await applied_versions(empty_database_url) == [m.version for m in sql.migrations]
+
+
+async def test_concurrent_start_ups_apply_each_migration_exactly_once(
+    empty_database_url: str,
+) -> None:
+    results = await asyncio.gather(*(migrate(empty_database_url) for _ in range(4)))
+
+    applied = [m.version for result in results for m in result]
+    assert sorted(applied) == [m.version for m in sql.migrations]
+    assert await applied_versions(empty_database_url) == [m.version for m in sql.migrations]
+
+
+def _catalog(url: str) -> dict[str, list[tuple[object, ...]]]:
+    with psycopg.connect(url) as conn:
+        columns = conn.execute(
+            """SELECT table_name, column_name, data_type, is_nullable, column_default
+               FROM information_schema.columns WHERE table_schema = 'public'
+               AND table_name <> 'schema_migrations' AND table_name NOT LIKE 'procrastinate%' ORDER BY 1, 2"""
+        ).fetchall()
+        indexes = conn.execute(
+            """SELECT tablename, indexname, indexdef FROM pg_indexes
+               WHERE schemaname = 'public' AND tablename <> 'schema_migrations' AND tablename NOT LIKE 'procrastinate%' ORDER BY 1, 2"""
+        ).fetchall()
+        constraints = conn.execute(
+            """SELECT conrelid::regclass::text, pg_get_constraintdef(oid) FROM pg_constraint
+               WHERE connamespace = 'public'::regnamespace
+               AND conrelid::regclass::text <> 'schema_migrations'
+               AND conrelid::regclass::text NOT LIKE 'procrastinate%' ORDER BY 1, 2"""
+        ).fetchall()
+    return {"columns": columns, "indexes": indexes, "constraints": constraints}
+
+
+async def test_schema_sql_equals_all_migrations_applied(
+    empty_database_url: str, db_url: str
+) -> None:
+    with psycopg.connect(empty_database_url, autocommit=True) as conn:
+        conn.execute(sql.schema)
+
+    assert _catalog(empty_database_url) == _catalog(db_url)
+
+
+def test_queries_file_parses_into_named_queries() -> None:
+    assert "insert_user" in sql.queries
+    assert all(query.strip() for query in sql.queries.values())
+
+
+def test_a_repeated_query_name_is_refused() -> None:
+    text = "-- a --\n-- first\nSELECT 1;\n-- a --\n-- again\nSELECT 2;\n"
+    with pytest.raises(ValueError, match="defined twice"):
+        sql.parse_queries(text)
