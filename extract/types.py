@@ -1,0 +1,75 @@
+"""Value types of the extraction contract: limits in, :class:`Extraction` out."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+Kind = Literal["pdf", "docx", "pptx", "xlsx", "csv", "html", "markdown", "text"]
+"""Every document kind extraction accepts."""
+
+KINDS: tuple[Kind, ...] = ("pdf", "docx", "pptx", "xlsx", "csv", "html", "markdown", "text")
+
+
+@dataclass(frozen=True)
+class ExtractionLimits:
+    """Resource limits for one extraction. Every field has a safe default."""
+
+    max_bytes: int = 50 * 1024 * 1024
+    """Refuse uploads larger than this before parsing anything."""
+    max_pages: int = 2000
+    """Refuse documents with more pages (PDF pages, slides, sheets) than this."""
+    timeout_seconds: float = 120.0
+    """Wall-clock limit of a sandboxed extraction; the child is killed after it."""
+    memory_mb: int = 2048
+    """Address-space cap (``RLIMIT_AS``) of the sandbox child."""
+    layout_budget_seconds: float | None = None
+    """Time the PDF layout engine (pymupdf4llm) may spend on one document; the
+    remaining pages use the fast plain-text path. ``None`` means half of
+    ``timeout_seconds``, which keeps 400-page documents inside the timeout."""
+    max_unpacked_bytes: int = 512 * 1024 * 1024
+    """Cap on the total uncompressed size of an Office file's ZIP members (zip bombs)."""
+    max_scanned_fraction: float = 0.5
+    """A PDF whose share of image-only pages is above this is refused as a scan."""
+
+    def layout_budget(self) -> float:
+        """The layout engine's time budget in seconds."""
+        if self.layout_budget_seconds is not None:
+            return self.layout_budget_seconds
+        return self.timeout_seconds / 2
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """A document as page-marked Markdown.
+
+    Each page starts with a marker line ``<!-- page N -->`` (N is 1-based) at
+    ``page_offsets[N - 1]``; non-paged kinds are a single page.
+    """
+
+    markdown: str
+    page_count: int
+    page_offsets: tuple[int, ...]
+    kind: Kind
+    warnings: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.page_offsets) != self.page_count:
+            raise ValueError(
+                f"page_offsets has {len(self.page_offsets)} entries for {self.page_count} pages"
+            )
+
+    def page_of(self, offset: int) -> int:
+        """The 1-based page holding the character at ``offset`` (clamped to the document)."""
+        return max(1, bisect.bisect_right(self.page_offsets, offset))
+
+
+class PageOcr(Protocol):
+    """Seam for OCR: reads the text of a page that has no text layer.
+
+    Nothing implements it yet; PDF extraction takes ``ocr=None`` and counts
+    such pages as scans instead.
+    """
+
+    def __call__(self, page_png: bytes, page_number: int) -> str: ...

@@ -1,0 +1,151 @@
+"""Every PDF of the shared corpus gives the outcome its manifest allows.
+
+All files go through :func:`extract_in_sandbox`, two at a time, once per
+session. The layout budget is kept short (``LAYOUT_BUDGET_SECONDS``) so the
+long documents finish quickly: later pages then come from the plain-text path,
+and the checks below still require page count, markers and text on every page
+that has a text layer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, cast
+
+import pymupdf
+import pytest
+
+from extract import (
+    CorruptDocumentError,
+    EmptyDocumentError,
+    EncryptedDocumentError,
+    Extraction,
+    ExtractionError,
+    ExtractionLimits,
+    ScannedPdfError,
+    extract_in_sandbox,
+)
+from extract.pdf import MIN_TEXT_CHARS
+from tests.support.paths import CORPUS_DIR
+
+LAYOUT_BUDGET_SECONDS = 1.5
+LIMITS = ExtractionLimits(layout_budget_seconds=LAYOUT_BUDGET_SECONDS, timeout_seconds=90)
+ERROR_FOR_EXPECTATION: dict[str, type[ExtractionError]] = {
+    "scanned": ScannedPdfError,
+    "encrypted": EncryptedDocumentError,
+    "corrupt": CorruptDocumentError,
+    "empty": EmptyDocumentError,
+}
+
+Outcome = Extraction | ExtractionError
+
+
+def _manifest() -> list[dict[str, Any]]:
+    manifest = CORPUS_DIR / "manifest.json"
+    if not manifest.exists():
+        return []
+    entries: list[dict[str, Any]] = json.loads(manifest.read_text())
+    return [entry for entry in entries if entry["expect"] is not None]  # linn.txt: ground truth
+
+
+ENTRIES = _manifest()
+
+
+@pytest.fixture(scope="module")
+def outcomes(request: pytest.FixtureRequest) -> dict[str, Outcome]:
+    def run(entry: dict[str, Any]) -> tuple[str, Outcome]:
+        path = CORPUS_DIR / entry["path"]
+        try:
+            return entry["path"], extract_in_sandbox(
+                path.read_bytes(), path.name, None, limits=LIMITS
+            )
+        except ExtractionError as error:
+            return entry["path"], error
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        results = dict(pool.map(run, ENTRIES))
+    elapsed = time.monotonic() - started
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if capture is not None:
+        with capture.global_and_fixture_disabled():
+            print(f"\ncorpus: {len(ENTRIES)} PDFs extracted in {elapsed:.1f} s wall time")
+    return results
+
+
+def _plain_letters_per_page(path: Path) -> list[int | None]:
+    """Letters and digits PyMuPDF finds on each page (None where it cannot read the page)."""
+    counts: list[int | None] = []
+    with cast(Any, pymupdf).open(path) as document:
+        for index in range(document.page_count):
+            try:
+                counts.append(sum(ch.isalnum() for ch in document[index].get_text()))
+            except Exception:
+                counts.append(None)
+    return counts
+
+
+def _page_bodies(extraction: Extraction) -> list[str]:
+    ends = [*extraction.page_offsets[1:], len(extraction.markdown)]
+    return [
+        extraction.markdown[start:end].split("\n", 1)[1]
+        for start, end in zip(extraction.page_offsets, ends, strict=True)
+    ]
+
+
+def _assert_text_outcome(entry: dict[str, Any], extraction: Extraction) -> None:
+    assert extraction.kind == "pdf"
+    assert extraction.page_count == entry["pages"]
+    for number, offset in enumerate(extraction.page_offsets, start=1):
+        assert extraction.markdown.startswith(f"<!-- page {number} -->\n", offset)
+    assert extraction.markdown.count("<!-- page ") == entry["pages"]
+    letters = _plain_letters_per_page(CORPUS_DIR / entry["path"])
+    for number, (body, count) in enumerate(zip(_page_bodies(extraction), letters, strict=True), 1):
+        if count is not None and count >= MIN_TEXT_CHARS:
+            assert body.strip(), f"page {number} has a text layer but came out empty"
+
+
+@pytest.mark.timeout(900)  # the first test also runs the shared fixture (about 2 min on 2 cores)
+@pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")
+@pytest.mark.parametrize("entry", ENTRIES, ids=[entry["path"] for entry in ENTRIES])
+def test_corpus_pdf_gives_an_outcome_its_manifest_allows(
+    entry: dict[str, Any], outcomes: dict[str, Outcome]
+) -> None:
+    outcome = outcomes[entry["path"]]
+    expect: list[str] = entry["expect"]
+    if isinstance(outcome, Extraction):
+        assert "text" in expect, f"extracted text, but manifest expects {expect}"
+        _assert_text_outcome(entry, outcome)
+    else:
+        allowed = tuple(ERROR_FOR_EXPECTATION[e] for e in expect if e in ERROR_FOR_EXPECTATION)
+        assert isinstance(outcome, allowed), f"{outcome.code}: {outcome.message}; expected {expect}"
+        assert outcome.message
+
+
+@pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")
+def test_pdf_that_breaks_pymupdf4llm_falls_back_to_plain_text_per_page() -> None:
+    # Its own run with the default budget: the shared run's short budget may end before page 1.
+    path = CORPUS_DIR / "scanned_ocr_layer/issue12963.pdf"
+
+    extraction = extract_in_sandbox(path.read_bytes(), path.name, None)
+
+    assert extraction.page_count == 8
+    assert any("Cycle in field parents" in warning for warning in extraction.warnings)
+    assert all(body.strip() for body in _page_bodies(extraction))
+
+
+@pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")
+def test_long_pdfs_switch_to_plain_text_once_the_layout_budget_is_spent(
+    outcomes: dict[str, Outcome],
+) -> None:
+    long_documents = [e["path"] for e in ENTRIES if e["path"].startswith("long_100plus/")]
+
+    assert long_documents
+    for path in long_documents:
+        outcome = outcomes[path]
+        assert isinstance(outcome, Extraction), path
+        assert any("budget" in warning for warning in outcome.warnings), path

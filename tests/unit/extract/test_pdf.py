@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+import pytest
+
+from extract import (
+    CorruptDocumentError,
+    DocumentTooLargeError,
+    EncryptedDocumentError,
+    ExtractionLimits,
+    ScannedPdfError,
+    extract_document,
+)
+from extract.pdf import extract_pdf
+from tests.unit.extract import samples
+
+
+def test_pdf_keeps_heading_table_and_page_markers() -> None:
+    extraction = extract_document(samples.pdf_report(), "report.pdf", "application/pdf")
+
+    assert extraction.kind == "pdf"
+    assert extraction.page_count == 2
+    assert "# Quarterly Report" in extraction.markdown
+    assert "|Region|Revenue|" in extraction.markdown.replace(" ", "")
+    assert "|North|120|" in extraction.markdown.replace(" ", "")
+    second = extraction.page_offsets[1]
+    assert extraction.markdown[second:].startswith("<!-- page 2 -->\n")
+    assert extraction.page_of(extraction.markdown.index("second page explains")) == 2
+    assert extraction.page_of(extraction.markdown.index("North")) == 1
+    assert extraction.warnings == ()
+
+
+def test_pdf_pages_after_the_layout_budget_fall_back_to_plain_text() -> None:
+    limits = ExtractionLimits(layout_budget_seconds=0.0)
+
+    extraction = extract_document(samples.pdf_report(), "report.pdf", None, limits=limits)
+
+    assert extraction.page_count == 2
+    assert "Quarterly Report" in extraction.markdown
+    assert "second page explains" in extraction.markdown
+    assert any("page 1-2 extracted as plain text" in warning for warning in extraction.warnings)
+
+
+def test_pdf_with_only_scanned_pages_is_refused_with_counts() -> None:
+    with pytest.raises(ScannedPdfError) as raised:
+        extract_document(samples.pdf_pages("ss"), "scan.pdf", None)
+
+    assert (raised.value.pages_without_text, raised.value.page_count) == (2, 2)
+    assert "2 of 2 pages have no text" in raised.value.message
+
+
+def test_pdf_where_most_pages_are_scans_is_refused() -> None:
+    with pytest.raises(ScannedPdfError) as raised:
+        extract_document(samples.pdf_pages("tss"), "mostly-scan.pdf", None)
+
+    assert (raised.value.pages_without_text, raised.value.page_count) == (2, 3)
+
+
+def test_pdf_with_some_scanned_pages_succeeds_with_a_warning() -> None:
+    extraction = extract_document(samples.pdf_pages("ttst"), "mixed.pdf", None)
+
+    assert extraction.page_count == 4
+    assert "Page 4 has a real text layer" in extraction.markdown
+    assert any(
+        "1 of 4 pages have no text layer" in w and "page 3" in w for w in extraction.warnings
+    )
+
+
+def test_pdf_ocr_hook_supplies_text_for_scanned_pages() -> None:
+    seen: list[int] = []
+
+    def read_page(page_png: bytes, page_number: int) -> str:
+        assert page_png.startswith(b"\x89PNG")
+        seen.append(page_number)
+        return f"recognised words of page {page_number}"
+
+    extraction = extract_pdf(samples.pdf_pages("ss"), ExtractionLimits(), ocr=read_page)
+
+    assert seen == [1, 2]
+    assert "recognised words of page 2" in extraction.markdown[extraction.page_offsets[1] :]
+
+
+def test_pdf_needing_a_user_password_is_refused() -> None:
+    data = samples.pdf_encrypted(user_password="secret", owner_password="owner")
+
+    with pytest.raises(EncryptedDocumentError):
+        extract_document(data, "locked.pdf", None)
+
+
+def test_pdf_with_only_an_owner_password_is_extracted() -> None:
+    data = samples.pdf_encrypted(user_password="", owner_password="owner")
+
+    assert "Confidential figures" in extract_document(data, "restricted.pdf", None).markdown
+
+
+def test_pdf_with_more_pages_than_allowed_is_too_large() -> None:
+    with pytest.raises(DocumentTooLargeError, match="3 pages, more than the 2 allowed"):
+        extract_document(
+            samples.pdf_pages("ttt"), "long.pdf", None, limits=ExtractionLimits(max_pages=2)
+        )
+
+
+def test_truncated_pdf_is_corrupt() -> None:
+    with pytest.raises(CorruptDocumentError):
+        extract_document(b"%PDF-1.7\n%%EOF\n", "broken.pdf", None)
