@@ -33,3 +33,148 @@ class RerankResult(NamedTuple):
     """Indices of candidates the model did not score (deadline passed, cold cache)."""
     warnings: tuple[str, ...] = ()
     """Human-readable notes naming what went wrong, e.g. ``"cohere: HTTP 429, gave up after 2 retries"``."""
+
+
+class Chunk(NamedTuple):
+    """A passage of one document: a slice of its Markdown along block boundaries."""
+
+    id: str
+    """``"{document_id}:{ordinal}"``: stable for the same Markdown and chunker version."""
+    document_id: str
+    ordinal: int
+    """0-based position of the chunk in its document."""
+    text: str
+    """The Markdown of ``[start, end)`` minus page markers; continued tables repeat the header."""
+    heading: str
+    """Heading breadcrumb, e.g. ``"Results > Table 2"``; empty before the first heading."""
+    start: int
+    """Offset of the first character in the document Markdown."""
+    end: int
+    """Offset one past the last character in the document Markdown."""
+    pages: tuple[int, int]
+    """First and last 1-based page the chunk touches."""
+    key: str
+    """sha256 hex of :attr:`passage`, the text a reranker reads: the reranker cache key."""
+
+    @property
+    def passage(self) -> str:
+        """What BM25 and the reranker read: the breadcrumb, a blank line, then the text."""
+        return passage_text(self.heading, self.text)
+
+
+def passage_text(heading: str, text: str) -> str:
+    """Join a heading breadcrumb and chunk text the way rerankers and BM25 read them."""
+    return f"{heading}\n\n{text}" if heading else text
+
+
+class DocumentRef(NamedTuple):
+    """Names one version of a document: a new content hash is a new document to the cache."""
+
+    id: str
+    name: str
+    content_hash: str
+
+
+class SourceDocument(NamedTuple):
+    """A document's page-marked Markdown, as the extractor wrote it."""
+
+    id: str
+    name: str
+    content_hash: str
+    markdown: str
+
+    @property
+    def ref(self) -> DocumentRef:
+        return DocumentRef(self.id, self.name, self.content_hash)
+
+
+class ShortlistEntry(NamedTuple):
+    """One chunk picked by BM25: where it is among the searched documents, and its score."""
+
+    document: int
+    """Position of the chunk's document in the searched document list."""
+    ordinal: int
+    """The chunk's ordinal within that document."""
+    bm25: float
+
+
+class Shortlist(NamedTuple):
+    """BM25's pick of candidates for the reranker."""
+
+    entries: list[ShortlistEntry]
+    """Best first; ties in document, then chunk, order."""
+    total: int
+    """How many chunks the searched documents hold."""
+    exhaustive: bool
+    """True when ``entries`` holds every chunk of the searched documents."""
+    no_term_matched: bool
+    """True when no query term occurs in any chunk (``entries`` are then in document order)."""
+
+
+class Hit(NamedTuple):
+    """One cited passage of a search result."""
+
+    chunk_id: str
+    document_id: str
+    document_name: str
+    pages: tuple[int, int]
+    heading: str
+    text: str
+    score: float
+    """The reranker's score when it reranked, else the BM25 score."""
+    bm25: float
+
+
+class Source(NamedTuple):
+    """One cited document, listed once per search result."""
+
+    id: str
+    name: str
+    first_page: int
+    """The lowest page any hit of this document cites."""
+    pages: tuple[int, ...]
+    """Every page a hit of this document starts on, ascending."""
+
+
+class SearchResult(NamedTuple):
+    """Ranked, cited passages for one query."""
+
+    hits: list[Hit]
+    sources: list[Source]
+    """Cited documents in the order they first appear in ``hits``."""
+    reranker: str
+    reranked: bool
+    warnings: tuple[str, ...]
+    candidates: int
+    """How many passages BM25 handed to the reranker."""
+    unscored: int
+    """How many of those the reranker did not score."""
+    exhaustive: bool
+    """True when every passage of the searched documents was a candidate."""
+
+    def to_dict(self) -> dict[str, object]:
+        """The REST/MCP shape: plain JSON-ready values."""
+        return {
+            "results": [
+                {
+                    "document": {"id": hit.document_id, "name": hit.document_name},
+                    "pages": list(hit.pages),
+                    "heading": hit.heading,
+                    "text": hit.text,
+                    "score": hit.score,
+                }
+                for hit in self.hits
+            ],
+            "sources": [
+                {
+                    "id": source.id,
+                    "name": source.name,
+                    "first_page": source.first_page,
+                    "pages": list(source.pages),
+                }
+                for source in self.sources
+            ],
+            "reranker": self.reranker,
+            "reranked": self.reranked,
+            "warnings": list(self.warnings),
+        }

@@ -1,0 +1,45 @@
+"""Turn ranked chunks into cited hits and the list of sources they cite."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from retrieval.types import Chunk, DocumentRef, Hit, Source
+
+
+def hit(chunk: Chunk, document: DocumentRef, *, score: float, bm25: float) -> Hit:
+    """A chunk as a search hit, named by its document and pages."""
+    return Hit(
+        chunk_id=chunk.id,
+        document_id=document.id,
+        document_name=document.name,
+        pages=chunk.pages,
+        heading=chunk.heading,
+        text=chunk.text,
+        score=score,
+        bm25=bm25,
+    )
+
+
+def sources(hits: Sequence[Hit]) -> list[Source]:
+    """Each cited document once, in the order it first appears in ``hits``."""
+    names: dict[str, str] = {}
+    pages: dict[str, set[int]] = {}
+    for item in hits:
+        names.setdefault(item.document_id, item.document_name)
+        pages.setdefault(item.document_id, set()).add(item.pages[0])
+    return [
+        Source(
+            id=document_id,
+            name=name,
+            first_page=min(pages[document_id]),
+            pages=tuple(sorted(pages[document_id])),
+        )
+        for document_id, name in names.items()
+    ]
+
+
+def format_pages(pages: tuple[int, int]) -> str:
+    """``"p. 4"`` or ``"pp. 4-6"``, for citations written as text."""
+    first, last = pages
+    return f"p. {first}" if first == last else f"pp. {first}-{last}"

@@ -1,0 +1,177 @@
+"""An in-process cache of chunked, tokenised documents.
+
+A cache, not an index: an entry is keyed by the document id, its content
+hash, :data:`~retrieval.chunking.CHUNKER_VERSION`, the chunk size and the
+tokenizer configuration, so a changed document is simply a different key and
+an entry can never be stale. It is bounded in bytes (an estimate of the
+footprint), evicts the least recently used entries and starts empty after a
+restart. The service asks :meth:`ChunkIndex.missing` which documents need
+their Markdown loaded and hands those to :meth:`ChunkIndex.add` (or to
+``search(documents=...)``, which adds and looks up in one step).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from retrieval.chunking import CHUNKER_VERSION, DEFAULT_CHUNK_SIZE, chunk_markdown
+from retrieval.errors import DocumentNotIndexed
+from retrieval.shortlist import TermMatrix, build_term_matrix
+from retrieval.tokenize import DEFAULT_LANGUAGE, Tokenizer
+from retrieval.types import Chunk, DocumentRef, SourceDocument
+
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+_CHUNK_OVERHEAD_BYTES = 400
+"""The tuple, ints, page tuple and key string of one :class:`Chunk`, roughly."""
+
+CacheKey = tuple[str, str, int, int, str]
+"""(document id, content hash, chunker version, chunk size, tokenizer config)."""
+
+
+class IndexedDocument(NamedTuple):
+    """One document as the shortlist needs it."""
+
+    ref: DocumentRef
+    chunks: tuple[Chunk, ...]
+    terms: TermMatrix
+    nbytes: int
+    """Estimated memory footprint."""
+
+
+class ChunkIndex:
+    """Thread-safe, byte-bounded LRU cache of :class:`IndexedDocument` values."""
+
+    def __init__(
+        self,
+        *,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        language: str = DEFAULT_LANGUAGE,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
+        if chunk_size < 1 or max_bytes < 0:
+            raise ValueError(
+                f"need chunk_size >= 1 and max_bytes >= 0, got {chunk_size}, {max_bytes}"
+            )
+        self.chunk_size = chunk_size
+        self.max_bytes = max_bytes
+        self.tokenizer = Tokenizer(language)
+        self._config = (CHUNKER_VERSION, chunk_size, self.tokenizer.config)
+        self._entries: OrderedDict[CacheKey, IndexedDocument] = OrderedDict()
+        self._nbytes = 0
+        self._lock = threading.Lock()
+
+    def key(self, ref: DocumentRef | SourceDocument) -> CacheKey:
+        return (ref.id, ref.content_hash, *self._config)
+
+    @property
+    def nbytes(self) -> int:
+        """Estimated bytes held now."""
+        return self._nbytes
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def missing(self, refs: Iterable[DocumentRef]) -> list[DocumentRef]:
+        """The refs whose Markdown must be loaded; marks the others as recently used."""
+        absent: list[DocumentRef] = []
+        with self._lock:
+            for ref in _unique(refs):
+                key = self.key(ref)
+                if key in self._entries:
+                    self._entries.move_to_end(key)
+                else:
+                    absent.append(ref)
+        return absent
+
+    def add(self, docs: Iterable[SourceDocument]) -> None:
+        """Chunk and tokenise documents and cache them (those already cached are skipped)."""
+        self.documents((), add=docs)
+
+    def chunks(self, ref: DocumentRef) -> Sequence[Chunk]:
+        """A cached document's chunks, e.g. to warm a reranker's cache."""
+        return self.documents([ref])[0].chunks
+
+    def documents(
+        self, refs: Sequence[DocumentRef], *, add: Iterable[SourceDocument] = ()
+    ) -> list[IndexedDocument]:
+        """Add ``add``, then return the entries of ``refs`` (duplicates dropped) in order.
+
+        Adding and looking up happen under one lock, so the result holds every
+        ref even if the cache then evicts some of them to stay within bounds.
+        """
+        provided: dict[CacheKey, SourceDocument] = {}
+        for doc in add:
+            provided.setdefault(self.key(doc), doc)
+        fresh: dict[CacheKey, IndexedDocument] = {}
+        unbuilt = [key for key in provided if key not in self._entries]
+        while True:
+            for key in unbuilt:
+                fresh[key] = self._build(provided[key])
+            found, absent = self._insert_and_find(fresh, _unique(refs))
+            # A provided document seen as cached may have been evicted since: build it now.
+            unbuilt = [self.key(ref) for ref in absent if self.key(ref) in provided]
+            if not unbuilt:
+                break
+        if absent:
+            raise DocumentNotIndexed(ref.id for ref in absent)
+        return found
+
+    def _insert_and_find(
+        self, fresh: dict[CacheKey, IndexedDocument], refs: list[DocumentRef]
+    ) -> tuple[list[IndexedDocument], list[DocumentRef]]:
+        found: list[IndexedDocument] = []
+        absent: list[DocumentRef] = []
+        with self._lock:
+            for key, entry in fresh.items():
+                if key not in self._entries:
+                    self._entries[key] = entry
+                    self._nbytes += entry.nbytes
+            for ref in refs:
+                key = self.key(ref)
+                cached = self._entries.get(key) or fresh.get(key)
+                if cached is None:
+                    absent.append(ref)
+                    continue
+                if key in self._entries:
+                    self._entries.move_to_end(key)
+                found.append(cached if cached.ref == ref else cached._replace(ref=ref))
+            self._evict()
+        return found, absent
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._nbytes = 0
+
+    def _build(self, doc: SourceDocument) -> IndexedDocument:
+        chunks = tuple(chunk_markdown(doc.id, doc.markdown, chunk_size=self.chunk_size))
+        terms = build_term_matrix(self.tokenizer.documents_term_ids([c.passage for c in chunks]))
+        nbytes = (
+            terms.nbytes
+            + sum(
+                sys.getsizeof(c.text) + sys.getsizeof(c.heading) + sys.getsizeof(c.id)
+                for c in chunks
+            )
+            + _CHUNK_OVERHEAD_BYTES * len(chunks)
+        )
+        return IndexedDocument(doc.ref, chunks, terms, nbytes)
+
+    def _evict(self) -> None:
+        """Drop least recently used entries until within ``max_bytes`` (lock held)."""
+        while self._entries and self._nbytes > self.max_bytes:
+            _, entry = self._entries.popitem(last=False)
+            self._nbytes -= entry.nbytes
+
+
+def _unique(refs: Iterable[DocumentRef]) -> list[DocumentRef]:
+    seen: set[tuple[str, str]] = set()
+    unique: list[DocumentRef] = []
+    for ref in refs:
+        if (ref.id, ref.content_hash) not in seen:
+            seen.add((ref.id, ref.content_hash))
+            unique.append(ref)
+    return unique

@@ -1,0 +1,174 @@
+"""One search: validate the query, shortlist with BM25, rerank, cite."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from retrieval.citations import hit, sources
+from retrieval.errors import EmptyQuery, InvalidSearchParameter, QueryTooLong
+from retrieval.shortlist import DEFAULT_KEEP, DEFAULT_MAX_CANDIDATES, shortlist
+from retrieval.types import (
+    Candidate,
+    DocumentRef,
+    Hit,
+    RerankResult,
+    SearchResult,
+    Shortlist,
+    SourceDocument,
+)
+
+if TYPE_CHECKING:
+    from retrieval.index import ChunkIndex
+    from retrieval.rerankers.base import Reranker
+
+MAX_QUERY_CHARS = 2000
+DEFAULT_TOP_K = 8
+DEFAULT_RERANK_TIMEOUT = 10.0
+
+NO_TERMS_WARNING = "the query has no searchable words (only stopwords or punctuation)"
+NO_MATCH_WARNING = "no query term occurs in these documents; results are in document order"
+NO_TEXT_WARNING = "the searched documents contain no text"
+
+
+def validate_query(query: str) -> str:
+    """The query without surrounding whitespace; raises if empty or too long."""
+    stripped = query.strip()
+    if not stripped:
+        raise EmptyQuery()
+    if len(stripped) > MAX_QUERY_CHARS:
+        raise QueryTooLong(len(stripped), MAX_QUERY_CHARS)
+    return stripped
+
+
+def search(
+    index: ChunkIndex,
+    query: str,
+    refs: Sequence[DocumentRef],
+    *,
+    reranker: Reranker,
+    top_k: int = DEFAULT_TOP_K,
+    keep: int = DEFAULT_KEEP,
+    max_candidates: int = DEFAULT_MAX_CANDIDATES,
+    rerank_timeout: float = DEFAULT_RERANK_TIMEOUT,
+    documents: Iterable[SourceDocument] = (),
+) -> SearchResult:
+    """The ``top_k`` best passages of ``refs`` for ``query``, with their sources.
+
+    Every ref must be in ``index`` or among ``documents`` (the Markdown of the
+    refs :meth:`ChunkIndex.missing` named); otherwise this raises
+    :class:`~retrieval.errors.DocumentNotIndexed`. Reranker failures do not
+    raise: they come back as ``reranked=False`` and a warning.
+    """
+    query = validate_query(query)
+    _check_positive(top_k=top_k, keep=keep, max_candidates=max_candidates)
+    if not rerank_timeout > 0:
+        raise InvalidSearchParameter("rerank_timeout", rerank_timeout, "must be above 0 seconds")
+    indexed = index.documents(refs, add=documents)
+    query_terms = index.tokenizer.query_terms(query)
+    term_ids = [i for i in map(index.tokenizer.term_id, query_terms) if i is not None]
+    picked = shortlist(
+        term_ids, [doc.terms for doc in indexed], keep=keep, max_candidates=max_candidates
+    )
+    chunks = [indexed[entry.document].chunks[entry.ordinal] for entry in picked.entries]
+    candidates = [
+        Candidate(chunk.key, chunk.passage, entry.bm25)
+        for chunk, entry in zip(chunks, picked.entries, strict=True)
+    ]
+    reranked = _rerank(reranker, query, candidates, time.monotonic() + rerank_timeout)
+    order, scores, warnings = _final_order(reranker.name, reranked, candidates)
+    if not (reranked.reranked and not warnings):
+        # In BM25 order a passage sharing no query term is filler, not an answer.
+        order = [i for i in order if candidates[i].bm25 > 0]
+    hits: list[Hit] = [
+        hit(
+            chunks[i],
+            indexed[picked.entries[i].document].ref,
+            score=scores[i],
+            bm25=candidates[i].bm25,
+        )
+        for i in order[:top_k]
+    ]
+    return SearchResult(
+        hits=hits,
+        sources=sources(hits),
+        reranker=reranker.name,
+        reranked=reranked.reranked and not warnings,
+        warnings=(
+            *_shortlist_warnings(picked, query_terms, bool(indexed)),
+            *reranked.warnings,
+            *warnings,
+        ),
+        candidates=len(candidates),
+        unscored=len(reranked.unscored),
+        exhaustive=picked.exhaustive,
+    )
+
+
+def _rerank(
+    reranker: Reranker, query: str, candidates: Sequence[Candidate], deadline: float
+) -> RerankResult:
+    """The reranker's answer; a reranker that raises (a bug) is reported, not fatal."""
+    if not candidates:
+        return RerankResult(scores=[], reranked=False)
+    try:
+        return reranker.rerank(query, candidates, deadline=deadline)
+    except Exception as error:  # the protocol says never raise; keep the search alive if one does
+        return RerankResult(
+            scores=[candidate.bm25 for candidate in candidates],
+            reranked=False,
+            unscored=tuple(range(len(candidates))),
+            warnings=(
+                f"{reranker.name}: failed ({type(error).__name__}: {error}); using BM25 order",
+            ),
+        )
+
+
+def _check_positive(**values: int) -> None:
+    for name, value in values.items():
+        if value < 1:
+            raise InvalidSearchParameter(name, value, "must be at least 1")
+
+
+def _final_order(
+    name: str, result: RerankResult, candidates: Sequence[Candidate]
+) -> tuple[list[int], list[float], tuple[str, ...]]:
+    """Candidate positions best first, the score to report for each, and any warning.
+
+    Reranked: by the reranker's scores, ties by BM25 then chunk (= shortlist)
+    order. Not reranked, or scores that break the protocol: shortlist order
+    with BM25 scores.
+    """
+    bm25 = [candidate.bm25 for candidate in candidates]
+    if len(result.scores) != len(candidates):
+        warning = (
+            f"{name}: returned {len(result.scores)} scores for {len(candidates)} passages; "
+            "using BM25 order"
+        )
+        return list(range(len(candidates))), bm25, (warning,)
+    if not result.reranked:
+        return list(range(len(candidates))), bm25, ()
+    keys = [-math.inf if math.isnan(score) else score for score in result.scores]
+    order = sorted(range(len(candidates)), key=lambda i: (-keys[i], -bm25[i], i))
+    return order, list(result.scores), ()
+
+
+def _shortlist_warnings(
+    picked: Shortlist, query_terms: Sequence[str], any_documents: bool
+) -> tuple[str, ...]:
+    if not any_documents:
+        return ()
+    if picked.total == 0:
+        return (NO_TEXT_WARNING,)
+    if not picked.no_term_matched:
+        return ()
+    warning = (
+        f"{NO_TERMS_WARNING}; results are in document order"
+        if not query_terms
+        else NO_MATCH_WARNING
+    )
+    if not picked.exhaustive:
+        warning += f"; only the first {len(picked.entries)} of {picked.total} passages were read"
+    return (warning,)

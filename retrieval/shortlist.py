@@ -1,0 +1,213 @@
+"""BM25 over cached per-document term matrices, computed at query time.
+
+There is no persistent index: each document's chunks are kept as a small
+term-by-chunk matrix (:class:`TermMatrix`), and a query scores only the
+postings of its own terms across the searched documents. Document frequency is
+summed over those documents and the average length taken over their chunks,
+so scores equal a BM25 index built over exactly the searched chunks.
+
+Scoring is Lucene's BM25 as named by Kamphuis, de Vries, Boytsov and Lin,
+"Which BM25 Do You Mean? A Large-Scale Reproducibility Study of Scoring
+Variants" (ECIR 2020), and as bm25s implements it (``bm25s/scoring.py``,
+``_score_idf_lucene`` and ``_score_tfc_lucene``)::
+
+    idf(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+    tfc(t, d)   = tf / (tf + k1 * (1 - b + b * |d| / avgdl))
+    score(q, d) = sum over query terms t (repeats counted) of idf(t) * tfc(t, d)
+
+Like bm25s, the constant factor ``k1 + 1`` of the textbook numerator is left
+out: it does not change the order.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from itertools import chain
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from retrieval.types import Shortlist, ShortlistEntry
+
+DEFAULT_K1 = 1.5
+DEFAULT_B = 0.75
+DEFAULT_KEEP = 100
+DEFAULT_MAX_CANDIDATES = 200
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+class TermMatrix(NamedTuple):
+    """One document's chunks as term postings, grouped by term (compressed sparse columns)."""
+
+    vocabulary: dict[int, int]
+    """term id -> its postings' span in ``postings``, packed as ``start << 32 | end``."""
+    postings: npt.NDArray[np.int32]
+    """Shape ``(2, P)``: chunk ordinals (ascending within a term), then term frequencies."""
+    lengths: npt.NDArray[np.int32]
+    """Number of terms in each chunk."""
+    chunk_count: int
+
+    @property
+    def nbytes(self) -> int:
+        """Rough memory footprint, for the cache's byte budget."""
+        # A dict slot plus two int objects per vocabulary entry.
+        return self.postings.nbytes + self.lengths.nbytes + 224 + 100 * len(self.vocabulary)
+
+    def span(self, term_id: int) -> tuple[int, int] | None:
+        """Where the term's postings are in ``postings``, if it occurs."""
+        packed = self.vocabulary.get(term_id)
+        return None if packed is None else (packed >> 32, packed & _LOW_32_BITS)
+
+
+_LOW_32_BITS = (1 << 32) - 1
+
+
+def build_term_matrix(chunk_term_ids: Sequence[Sequence[int]]) -> TermMatrix:
+    """Postings of each chunk's term ids (one list per chunk, in chunk order)."""
+    chunk_count = len(chunk_term_ids)
+    lengths = np.fromiter(map(len, chunk_term_ids), np.int32, chunk_count)
+    flat = np.fromiter(chain.from_iterable(chunk_term_ids), np.int64, int(lengths.sum()))
+    terms, column_of = np.unique(flat, return_inverse=True)
+    owner = np.repeat(np.arange(chunk_count, dtype=np.int64), lengths)
+    stride = max(chunk_count, 1)
+    keys = column_of.astype(np.int64) * stride + owner  # term-major (term, chunk) pairs
+    if len(terms) * stride <= max(8 * len(flat), 1 << 16):
+        counted = np.bincount(keys)  # dense enough: count without sorting
+        pairs = np.flatnonzero(counted)
+        counts = counted[pairs]
+    else:
+        pairs, counts = np.unique(keys, return_counts=True)
+    indptr = np.zeros(len(terms) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pairs // stride, minlength=len(terms)), out=indptr[1:])
+    packed = (indptr[:-1] << 32) | indptr[1:]
+    postings = np.empty((2, len(pairs)), dtype=np.int32)
+    postings[0] = pairs % stride
+    postings[1] = counts
+    vocabulary = dict(zip(terms.tolist(), packed.tolist(), strict=True))
+    return TermMatrix(vocabulary, postings, lengths, chunk_count)
+
+
+def lucene_idf(document_frequency: int, chunk_count: int) -> float:
+    """``ln(1 + (N - df + 0.5) / (df + 0.5))``: Lucene's always-positive BM25 idf."""
+    return float(np.log1p((chunk_count - document_frequency + 0.5) / (document_frequency + 0.5)))
+
+
+def lucene_tfc(
+    frequencies: FloatArray, lengths: FloatArray, average_length: float, *, k1: float, b: float
+) -> FloatArray:
+    """``tf / (tf + k1 * (1 - b + b * |d| / avgdl))``: Lucene's BM25 term-frequency part."""
+    return frequencies / (frequencies + k1 * (1 - b + b * lengths / average_length))
+
+
+def bm25_scores(
+    query_term_ids: Sequence[int],
+    documents: Sequence[TermMatrix],
+    *,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
+) -> FloatArray:
+    """BM25 of every chunk of ``documents`` (concatenated in order) for the query's term ids.
+
+    The statistics (chunk count, document frequency, average length) are those
+    of exactly these documents' chunks. Only the query terms' postings are read.
+    """
+    offsets = _offsets(documents)
+    total = offsets[-1]
+    scores = np.zeros(total, dtype=np.float64)
+    if total == 0:
+        return scores
+    weights = Counter(query_term_ids)
+    found: dict[int, tuple[list[npt.NDArray[np.int32]], list[int], list[int]]] = {
+        term: ([], [], []) for term in weights
+    }
+    for offset, matrix in zip(offsets, documents, strict=False):
+        vocabulary = matrix.vocabulary
+        for term, (blocks, starts, sizes) in found.items():
+            packed = vocabulary.get(term)
+            if packed is not None:
+                first, last = packed >> 32, packed & _LOW_32_BITS
+                blocks.append(matrix.postings[:, first:last])
+                starts.append(offset)
+                sizes.append(last - first)
+    lengths = np.concatenate([matrix.lengths for matrix in documents]).astype(np.float64)
+    average_length = float(lengths.mean())
+    for term, (blocks, starts, sizes) in found.items():
+        if not blocks:
+            continue
+        postings = np.concatenate(blocks, axis=1)
+        chunks = postings[0].astype(np.int64) + np.repeat(starts, sizes)
+        tf = postings[1].astype(np.float64)
+        idf = lucene_idf(len(chunks), total)
+        scores[chunks] += (
+            weights[term] * idf * lucene_tfc(tf, lengths[chunks], average_length, k1=k1, b=b)
+        )
+    return scores
+
+
+def shortlist(
+    query_term_ids: Sequence[int],
+    documents: Sequence[TermMatrix],
+    *,
+    keep: int = DEFAULT_KEEP,
+    max_candidates: int = DEFAULT_MAX_CANDIDATES,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
+) -> Shortlist:
+    """The best ``min(keep, max_candidates)`` chunks by BM25, best first.
+
+    Chunks no query term occurs in are left out, except when BM25 cannot
+    discriminate: with no more chunks than ``keep`` every chunk is returned
+    (``exhaustive``), and when no query term occurs anywhere the first
+    ``max_candidates`` chunks are returned in document order
+    (``no_term_matched``). Ties keep document, then chunk, order.
+    """
+    offsets = _offsets(documents)
+    scores = bm25_scores(query_term_ids, documents, k1=k1, b=b)
+    total = len(scores)
+    limit = min(keep, max_candidates)
+    matched = np.flatnonzero(scores > 0)
+    if total <= limit:
+        chosen = _best_first(np.arange(total), scores)
+    elif len(matched) == 0:
+        chosen = np.arange(min(total, max_candidates))
+    else:
+        chosen = _best_first(_top(matched, scores, limit), scores)
+    documents_of = np.searchsorted(offsets, chosen, side="right") - 1
+    entries = [
+        ShortlistEntry(document, position - offsets[document], float(scores[position]))
+        for document, position in zip(documents_of.tolist(), chosen.tolist(), strict=True)
+    ]
+    return Shortlist(
+        entries=entries,
+        total=total,
+        exhaustive=len(entries) == total,
+        no_term_matched=total > 0 and len(matched) == 0,
+    )
+
+
+def _offsets(documents: Sequence[TermMatrix]) -> list[int]:
+    """Where each document's chunks start in the concatenation, then the total."""
+    offsets = [0]
+    for matrix in documents:
+        offsets.append(offsets[-1] + matrix.chunk_count)
+    return offsets
+
+
+def _top(candidates: IntArray, scores: FloatArray, limit: int) -> IntArray:
+    """The ``limit`` best of ``candidates`` (ascending positions); ties go to earlier ones."""
+    if len(candidates) <= limit:
+        return candidates
+    candidate_scores = scores[candidates]
+    threshold = np.partition(candidate_scores, len(candidates) - limit)[len(candidates) - limit]
+    above = candidates[candidate_scores > threshold]
+    tied = candidates[candidate_scores == threshold][: limit - len(above)]
+    return np.concatenate((above, tied))
+
+
+def _best_first(positions: IntArray, scores: FloatArray) -> IntArray:
+    """``positions`` by descending score, ties in position order."""
+    return positions[np.lexsort((positions, -scores[positions]))]

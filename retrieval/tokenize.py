@@ -1,0 +1,236 @@
+"""Turn text into BM25 terms, the same way for passages and queries.
+
+Steps: NFKC, casefold, then split into words (runs of letters, digits and
+combining marks) and CJK runs.
+
+* A word loses the combining marks of Latin letters (``"Café"`` → ``"cafe"``;
+  Devanagari or Arabic vowel signs are kept), is dropped if it is a stopword
+  of the language, then is Snowball-stemmed with PyStemmer.
+* A run of Han, Hiragana, Katakana or Hangul characters becomes overlapping
+  character bigrams (``"机器学习"`` → ``机器 器学 学习``); a one-character run
+  is kept as a unigram. Passages also index every CJK character as a unigram,
+  so a one-character query word (``"猫"``) still matches inside longer runs.
+  (bm25s's own tokenizer keeps a whole CJK sentence as one token, so Chinese
+  and Japanese queries would silently match nothing.)
+
+A language PyStemmer has no stemmer for (see ``Stemmer.algorithms()``) gets
+no stemming, and one bm25s has no stopword list for gets no stopwords; both
+are still tokenised and folded. :attr:`Tokenizer.config` names all of this
+and is part of the chunk-index cache key. Passage terms are stored as integer
+ids (:meth:`Tokenizer.document_term_ids`), which keeps indexing and query-time
+lookups cheap.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections.abc import Iterable, Sequence
+
+import bm25s.stopwords
+import Stemmer
+
+TOKENIZER_VERSION = 1
+DEFAULT_LANGUAGE = "english"
+
+_CJK = (
+    "\u1100-\u11ff\u3005\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f"
+)
+
+
+def _combining_mark_ranges() -> str:
+    """A character-class body of the combining marks of the Basic Multilingual Plane.
+
+    ``re``'s ``\\w`` leaves them out, which would cut Devanagari or Thai words
+    apart. Marks beyond the BMP (a few historic scripts) are left out: a
+    character class reaching past U+FFFF makes ``re`` several times slower.
+    """
+    ranges: list[str] = []
+    first = previous = -2
+    for code in range(0x300, 0x10000):
+        if unicodedata.category(chr(code))[0] != "M":
+            continue
+        if code != previous + 1:
+            if first >= 0:
+                ranges.append(f"{chr(first)}-{chr(previous)}")
+            first = code
+        previous = code
+    ranges.append(f"{chr(first)}-{chr(previous)}")
+    return "".join(ranges)
+
+
+_MARKS = _combining_mark_ranges()
+_WORD_RE = re.compile(rf"[\w{_MARKS}]+")
+"""Words of text without CJK characters (the fast, common case)."""
+_MIXED_RE = re.compile(rf"[{_CJK}]+|(?:[^\W{_CJK}]|[{_MARKS}])+")
+"""Words and CJK runs, for text that has CJK characters."""
+_CJK_RE = re.compile(rf"[{_CJK}]")
+_MEMO_LIMIT = 500_000
+"""Distinct words remembered per tokenizer before the memo starts afresh."""
+
+_STOPWORDS: dict[str, Iterable[str]] = {
+    "english": bm25s.stopwords.STOPWORDS_EN,
+    "porter": bm25s.stopwords.STOPWORDS_EN,
+    "danish": bm25s.stopwords.STOPWORDS_DANISH,
+    "dutch": bm25s.stopwords.STOPWORDS_DUTCH,
+    "dutch_porter": bm25s.stopwords.STOPWORDS_DUTCH,
+    "french": bm25s.stopwords.STOPWORDS_FRENCH,
+    "german": bm25s.stopwords.STOPWORDS_GERMAN,
+    "italian": bm25s.stopwords.STOPWORDS_ITALIAN,
+    "norwegian": bm25s.stopwords.STOPWORDS_NORWEGIAN,
+    "portuguese": bm25s.stopwords.STOPWORDS_PORTUGUESE,
+    "russian": bm25s.stopwords.STOPWORDS_RUSSIAN,
+    "spanish": bm25s.stopwords.STOPWORDS_SPANISH,
+    "swedish": bm25s.stopwords.STOPWORDS_SWEDISH,
+    "turkish": bm25s.stopwords.STOPWORDS_TURKISH,
+}
+
+
+def fold_accents(word: str) -> str:
+    """Drop combining marks that follow a Latin letter (``"Ça"`` → ``"Ca"``)."""
+    if word.isascii():
+        return word
+    kept: list[str] = []
+    after_latin = False
+    for char in unicodedata.normalize("NFD", word):
+        if unicodedata.combining(char):
+            if after_latin:
+                continue
+        else:
+            after_latin = _is_latin(char)
+        kept.append(char)
+    return unicodedata.normalize("NFC", "".join(kept))
+
+
+def _is_latin(char: str) -> bool:
+    return char.isascii() or "\u00c0" <= char <= "\u024f" or "\u1e00" <= char <= "\u1eff"
+
+
+def cjk_terms(run: str, *, unigrams: bool) -> list[str]:
+    """Overlapping bigrams of a CJK run, plus each character when ``unigrams``."""
+    if len(run) == 1:
+        return [run]
+    bigrams = [run[i : i + 2] for i in range(len(run) - 1)]
+    return [*bigrams, *run] if unigrams else bigrams
+
+
+class Tokenizer:
+    """Terms for BM25, and the ids passages' terms are stored as. Safe to share between threads.
+
+    Passage terms are numbered from 1 as they are first seen; the numbering
+    lasts as long as the tokenizer, so term matrices it built can be searched
+    together. It only grows, by about 100 bytes per distinct term.
+    """
+
+    def __init__(self, language: str = DEFAULT_LANGUAGE) -> None:
+        self.language = language.strip().lower()
+        self.stems = self.language in Stemmer.algorithms()
+        self._stemmer = Stemmer.Stemmer(self.language) if self.stems else None
+        self._lock = threading.Lock()
+        """Guards the stemmer (PyStemmer objects are not thread-safe) and new term ids."""
+        self.stopwords = frozenset(
+            fold_accents(unicodedata.normalize("NFKC", word).casefold())
+            for word in _STOPWORDS.get(self.language, ())
+        )
+        stemming = "stem" if self.stems else "nostem"
+        stopwords = "stop" if self.stopwords else "nostop"
+        self.config = f"tok{TOKENIZER_VERSION}:{self.language}:{stemming}:{stopwords}"
+        """Everything that changes the terms: part of cache keys."""
+        self._ids: dict[str, int] = {}
+        """term -> id (from 1)."""
+        self._memo: dict[str, int] = {}
+        """word -> term id; 0 for a stopword. CJK runs are not remembered."""
+
+    @property
+    def vocabulary_size(self) -> int:
+        return len(self._ids)
+
+    def term_id(self, term: str) -> int | None:
+        """The id of a term some passage has, or None when no passage has it."""
+        return self._ids.get(term)
+
+    def document_terms(self, text: str) -> list[str]:
+        """Terms of a passage, in order, repeats kept (term frequency matters)."""
+        return self._analyse(text, cjk_unigrams=True)
+
+    def query_terms(self, text: str) -> list[str]:
+        """Terms of a query, in order, repeats kept (a repeated word weighs more)."""
+        return self._analyse(text, cjk_unigrams=False)
+
+    def document_term_ids(self, text: str) -> list[int]:
+        """Ids of :meth:`document_terms`, numbering new terms."""
+        (ids,) = self.documents_term_ids([text])
+        return ids
+
+    def documents_term_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """:meth:`document_term_ids` of many passages at once: the fast path for indexing."""
+        normalised = [_normalise(text) for text in texts]
+        word_lists = [(_MIXED_RE if cjk else _WORD_RE).findall(text) for text, cjk in normalised]
+        memo = self._memo
+        if len(memo) > _MEMO_LIMIT:
+            memo = self._memo = {}  # a fresh dict: threads reading the old one are unaffected
+        new = set().union(*word_lists).difference(memo)
+        if any(cjk for _, cjk in normalised):
+            new = {word for word in new if not _CJK_RE.match(word)}
+        self._remember(memo, new)
+        return [
+            self._cjk_ids(memo, words) if cjk else list(filter(None, map(memo.__getitem__, words)))
+            for words, (_, cjk) in zip(word_lists, normalised, strict=True)
+        ]
+
+    def _cjk_ids(self, memo: dict[str, int], words: list[str]) -> list[int]:
+        ids: list[int] = []
+        for word in words:
+            term_id = memo.get(word)
+            if term_id is None:
+                ids.extend(self._ids_of(cjk_terms(word, unigrams=True)))
+            elif term_id:
+                ids.append(term_id)
+        return ids
+
+    def _analyse(self, text: str, *, cjk_unigrams: bool) -> list[str]:
+        text, has_cjk = _normalise(text)
+        words = (_MIXED_RE if has_cjk else _WORD_RE).findall(text)
+        plain = list({w for w in words if not (has_cjk and _CJK_RE.match(w))})
+        term_of = dict(zip(plain, self._terms_of(plain), strict=True))
+        terms: list[str] = []
+        for word in words:
+            term = term_of.get(word)
+            if term is None:
+                terms.extend(cjk_terms(word, unigrams=cjk_unigrams))
+            elif term:
+                terms.append(term)
+        return terms
+
+    def _terms_of(self, words: list[str]) -> list[str]:
+        """Fold, drop stopwords (as ``""``) and stem non-CJK words."""
+        folded = [fold_accents(word) for word in words]
+        kept = [word for word in folded if word not in self.stopwords]
+        if self._stemmer is not None:
+            with self._lock:
+                stems = dict(zip(kept, self._stemmer.stemWords(kept), strict=True))
+        else:
+            stems = dict(zip(kept, kept, strict=True))
+        return [stems.get(word, "") for word in folded]
+
+    def _remember(self, memo: dict[str, int], words: set[str]) -> None:
+        if words:
+            originals = list(words)
+            memo.update(zip(originals, self._ids_of(self._terms_of(originals)), strict=True))
+
+    def _ids_of(self, terms: list[str]) -> list[int]:
+        """Ids of terms, numbering new ones; ``""`` (a stopword) is 0."""
+        ids = self._ids
+        if not ids.keys() >= set(terms) - {""}:
+            with self._lock:
+                new = [term for term in dict.fromkeys(terms) if term and term not in ids]
+                ids.update(zip(new, range(len(ids) + 1, len(ids) + 1 + len(new)), strict=True))
+        return [ids.get(term, 0) for term in terms]
+
+
+def _normalise(text: str) -> tuple[str, bool]:
+    """NFKC and casefolded text, and whether it has CJK characters."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return text, not text.isascii() and _CJK_RE.search(text) is not None

@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from retrieval.errors import DocumentNotIndexed
+from retrieval.index import ChunkIndex
+from retrieval.types import SourceDocument
+
+
+def document(number: int, content_hash: str = "v1", paragraphs: int = 20) -> SourceDocument:
+    markdown = "<!-- page 1 -->\n" + "\n\n".join(
+        f"Paragraph {i} of document {number} talks about topic {i * number}."
+        for i in range(paragraphs)
+    )
+    return SourceDocument(f"doc-{number}", f"Document {number}.pdf", content_hash, markdown)
+
+
+def test_missing_names_documents_not_yet_added() -> None:
+    index = ChunkIndex()
+    first, second = document(1), document(2)
+    assert index.missing([first.ref, second.ref]) == [first.ref, second.ref]
+    index.add([first])
+    assert index.missing([first.ref, second.ref]) == [second.ref]
+
+
+def test_a_changed_content_hash_is_a_miss() -> None:
+    index = ChunkIndex()
+    index.add([document(1, "v1")])
+    changed = document(1, "v2")
+    assert index.missing([changed.ref]) == [changed.ref]
+    with pytest.raises(DocumentNotIndexed) as raised:
+        index.chunks(changed.ref)
+    assert raised.value.code == "document_not_indexed"
+    assert raised.value.document_ids == ("doc-1",)
+
+
+def test_chunks_returns_a_cached_documents_chunks() -> None:
+    index = ChunkIndex(chunk_size=100)
+    doc = document(3)
+    index.add([doc])
+    chunks = index.chunks(doc.ref)
+    assert len(chunks) > 1
+    assert all(chunk.document_id == "doc-3" for chunk in chunks)
+
+
+def test_a_renamed_document_keeps_its_entry_and_reports_the_new_name() -> None:
+    index = ChunkIndex()
+    doc = document(1)
+    index.add([doc])
+    renamed = doc.ref._replace(name="Renamed.pdf")
+    assert index.missing([renamed]) == []
+    (entry,) = index.documents([renamed])
+    assert entry.ref.name == "Renamed.pdf"
+
+
+def test_least_recently_used_documents_are_evicted_to_stay_within_the_byte_budget() -> None:
+    probe = ChunkIndex()
+    probe.add([document(1)])
+    one_document = probe.nbytes
+    index = ChunkIndex(max_bytes=int(one_document * 2.5))
+    first, second, third = document(1), document(2), document(3)
+    index.add([first, second])
+    assert index.missing([first.ref]) == []  # touching makes `second` the least recently used
+    index.add([third])
+    assert index.missing([first.ref, second.ref, third.ref]) == [second.ref]
+    assert index.nbytes <= index.max_bytes
+    assert len(index) == 2
+
+
+def test_documents_returns_every_ref_even_when_the_cache_cannot_hold_them() -> None:
+    docs = [document(i) for i in range(5)]
+    index = ChunkIndex(max_bytes=1)
+    entries = index.documents([doc.ref for doc in docs], add=docs)
+    assert [entry.ref.id for entry in entries] == [doc.id for doc in docs]
+    assert len(index) == 0
+
+
+def test_adding_a_cached_document_again_keeps_the_cached_entry() -> None:
+    index = ChunkIndex()
+    doc = document(1)
+    index.add([doc])
+    before = index.chunks(doc.ref)
+    index.add([doc])
+    assert index.chunks(doc.ref) is before
+    assert len(index) == 1
+
+
+def test_concurrent_adds_and_lookups_keep_the_cache_consistent() -> None:
+    docs = [document(i, paragraphs=8) for i in range(12)]
+    probe = ChunkIndex()
+    probe.add(docs[:1])
+    index = ChunkIndex(max_bytes=probe.nbytes * 5)
+    errors: list[BaseException] = []
+
+    def work(offset: int) -> None:
+        try:
+            for round_number in range(30):
+                picked = [docs[(offset + round_number + i) % len(docs)] for i in range(3)]
+                refs = [doc.ref for doc in picked]
+                index.missing(refs)
+                entries = index.documents(refs, add=picked)
+                assert [entry.ref for entry in entries] == refs
+                assert all(entry.chunks for entry in entries)
+        except BaseException as error:  # reported to the main thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert index.nbytes <= index.max_bytes
+    assert index.nbytes == sum(
+        entry.nbytes
+        for entry in index.documents([doc.ref for doc in docs if not index.missing([doc.ref])])
+    )

@@ -1,0 +1,216 @@
+"""LocalReranker: the real MiniLM ONNX model from the installed packages, offline."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from retrieval.rerankers.embedder import DIMENSIONS, MiniLMEmbedder
+from retrieval.rerankers.fusion import min_max
+from retrieval.rerankers.local import LocalReranker
+from retrieval.rerankers.vector_cache import VectorCache
+from retrieval.types import Candidate
+from tests.support.paths import REPO_DIR
+
+
+def _candidate(text: str, bm25: float) -> Candidate:
+    return Candidate(hashlib.sha256(text.encode()).hexdigest(), text, bm25)
+
+
+def _long_passage(number: int) -> str:
+    """About 200 distinct-ish words, so each passage costs a full model pass."""
+    words = [f"topic{number}", "protein", "expression", "cells", "patients", "trial"]
+    return " ".join(f"{words[i % len(words)]}{(i * 7 + number) % 97}" for i in range(200))
+
+
+@pytest.fixture(scope="module")
+def shared() -> LocalReranker:
+    """One loaded reranker for tests that do not count embeddings or need a cold cache."""
+    return LocalReranker(intra_op_num_threads=2, bm25_weight=0.35)
+
+
+@pytest.fixture(scope="module")
+def embedder(shared: LocalReranker) -> MiniLMEmbedder:
+    loaded = shared.load()
+    assert loaded is not None
+    return loaded
+
+
+_NO_NETWORK_SCRIPT = """
+import json, socket, time
+attempts = []
+def refuse(self, address, *args, **kwargs):
+    attempts.append(repr(address))
+    raise OSError("network disabled by test")
+socket.socket.connect = refuse
+socket.socket.connect_ex = refuse
+socket.create_connection = lambda address, *a, **k: refuse(None, address)
+
+from retrieval.rerankers.local import LocalReranker
+from retrieval.types import Candidate
+reranker = LocalReranker(intra_op_num_threads=1)
+candidates = [Candidate("a", "The weather in Paris today.", 2.0),
+              Candidate("b", "Aspirin lowers the risk of heart attack.", 1.0)]
+result = reranker.rerank("does aspirin prevent heart attacks", candidates,
+                         deadline=time.monotonic() + 30)
+print(json.dumps({"reranked": result.reranked, "warnings": list(result.warnings),
+                  "scores": result.scores, "attempts": attempts}))
+"""
+
+
+def test_loads_and_reranks_with_the_network_blocked() -> None:
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    completed = subprocess.run(
+        [sys.executable, "-c", _NO_NETWORK_SCRIPT],
+        cwd=REPO_DIR,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    report = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert report["attempts"] == []
+    assert report["warnings"] == []
+    assert report["reranked"] is True
+    assert report["scores"][1] > report["scores"][0]  # the model overruled BM25
+
+
+def test_embeddings_are_unit_length(embedder: MiniLMEmbedder) -> None:
+    vectors = embedder.embed(["short", "a somewhat longer sentence about proteins " * 20])
+    assert vectors.shape == (2, DIMENSIONS)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_paraphrase_is_closer_than_unrelated_text(embedder: MiniLMEmbedder) -> None:
+    query, paraphrase, unrelated = embedder.embed(
+        [
+            "Smoking increases the risk of lung cancer.",
+            "People who smoke are more likely to develop lung tumours.",
+            "The stock market closed higher on Friday.",
+        ]
+    )
+    assert float(query @ paraphrase) > float(query @ unrelated) + 0.3
+
+
+def test_embedding_ignores_padding(embedder: MiniLMEmbedder) -> None:
+    alone = embedder.embed(["Vitamin D and bone density."])[0]
+    padded = embedder.embed(["Vitamin D and bone density.", "a much longer text " * 30])[0]
+    assert np.allclose(alone, padded, atol=1e-4)
+
+
+def test_rerank_fuses_bm25_with_cosine_as_documented(
+    shared: LocalReranker, embedder: MiniLMEmbedder
+) -> None:
+    candidates = [
+        _candidate("The weather in Paris today.", 6.0),
+        _candidate("Aspirin lowers the risk of heart attack.", 4.0),
+        _candidate("A recipe for apple pie.", 1.0),
+    ]
+    query = "does aspirin prevent heart attacks"
+    result = shared.rerank(query, candidates, deadline=time.monotonic() + 30)
+    query_vector = embedder.embed([query])[0]
+    cosine = [float(query_vector @ embedder.embed([c.text])[0]) for c in candidates]
+    expected = [
+        0.35 * b + 0.65 * c
+        for b, c in zip(min_max([c.bm25 for c in candidates]), min_max(cosine), strict=True)
+    ]
+    assert result.reranked
+    assert result.unscored == ()
+    assert result.scores == pytest.approx(expected, abs=1e-4)
+    assert max(range(3), key=result.scores.__getitem__) == 1
+
+
+def test_empty_candidate_list_gives_empty_result(shared: LocalReranker) -> None:
+    result = shared.rerank("q", [], deadline=time.monotonic() + 1)
+    assert result.scores == []
+    assert not result.reranked
+
+
+def test_cold_cache_answers_partially_by_the_deadline() -> None:
+    reranker = LocalReranker(intra_op_num_threads=2, bm25_weight=0.35, max_tokens=128)
+    reranker.load()
+    candidates = [_candidate(_long_passage(n), 100.0 - n) for n in range(150)]
+    budget = 1.5
+    started = time.monotonic()
+    result = reranker.rerank("protein expression", candidates, deadline=started + budget)
+    elapsed = time.monotonic() - started
+    assert elapsed < budget + 0.5
+    assert result.reranked
+    assert 0 < len(result.unscored) < len(candidates)
+    assert result.warnings == (
+        f"local: {len(result.unscored)} of {len(candidates)} candidates "
+        "not scored before the deadline",
+    )
+    # Embedding goes in BM25 order, so the unscored are the BM25 tail...
+    assert result.unscored == tuple(range(len(candidates) - len(result.unscored), len(candidates)))
+    # ...and their score is the BM25 part alone.
+    bm25_part = min_max([c.bm25 for c in candidates])
+    for index in result.unscored:
+        assert result.scores[index] == pytest.approx(0.35 * bm25_part[index])
+    assert reranker.passages_embedded == len(candidates) - len(result.unscored)
+
+
+def test_deadline_already_passed_gives_bm25_order(shared: LocalReranker) -> None:
+    candidates = [_candidate("alpha", 2.0), _candidate("beta", 1.0)]
+    result = shared.rerank("alpha", candidates, deadline=time.monotonic() - 1)
+    assert not result.reranked
+    assert result.scores == [2.0, 1.0]
+    assert result.warnings == ("local: deadline passed before scoring",)
+
+
+def test_warm_then_rerank_embeds_nothing_new() -> None:
+    reranker = LocalReranker(intra_op_num_threads=2)
+    candidates = [_candidate(f"Passage number {n} about vaccines.", float(n)) for n in range(12)]
+    assert reranker.warm((c.key, c.text) for c in candidates) == 12
+    assert reranker.passages_embedded == 12
+    result = reranker.rerank("vaccines", candidates, deadline=time.monotonic() + 30)
+    assert result.reranked
+    assert result.unscored == ()
+    assert reranker.passages_embedded == 12
+    assert reranker.warm((c.key, c.text) for c in candidates) == 0
+
+
+def test_missing_model_gives_bm25_order_with_a_warning(tmp_path: Path) -> None:
+    reranker = LocalReranker(model_path=tmp_path / "missing.onnx")
+    candidates = [_candidate("alpha", 2.0), _candidate("beta", 1.0)]
+    result = reranker.rerank("alpha", candidates, deadline=time.monotonic() + 5)
+    assert not result.reranked
+    assert result.scores == [2.0, 1.0]
+    assert result.warnings[0].startswith("local: model unavailable")
+    assert reranker.warm([("k", "text")]) == 0
+
+
+def test_vector_cache_evicts_least_recently_used_by_count_and_bytes() -> None:
+    vector = np.ones(4, dtype=np.float32)  # 16 bytes
+    by_count = VectorCache(max_entries=2, max_bytes=10_000)
+    by_count.put_many("m", [("a", vector), ("b", vector)])
+    by_count.get_many("m", ["a"])  # "a" is now the most recently used
+    by_count.put_many("m", [("c", vector)])
+    assert set(by_count.get_many("m", ["a", "b", "c"])) == {"a", "c"}
+    by_bytes = VectorCache(max_entries=100, max_bytes=40)
+    by_bytes.put_many("m", [("a", vector), ("b", vector), ("c", vector)])
+    assert len(by_bytes) == 2
+    assert by_bytes.nbytes == 32
+    assert by_bytes.get_many("other-model", ["b", "c"]) == {}
+
+
+def test_concurrent_reranks_share_the_model_and_agree(shared: LocalReranker) -> None:
+    candidates = [_candidate(f"Statins and cholesterol, study {n}.", float(n)) for n in range(6)]
+    deadline = time.monotonic() + 60
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(
+            pool.map(lambda _: shared.rerank("statins", candidates, deadline=deadline), range(4))
+        )
+    assert all(result.reranked for result in results)
+    for result in results[1:]:
+        assert result.scores == pytest.approx(results[0].scores, abs=1e-5)

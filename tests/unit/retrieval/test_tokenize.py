@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import threading
+
+from retrieval.tokenize import Tokenizer, cjk_terms, fold_accents
+
+
+def test_accents_fold_on_latin_letters_only() -> None:
+    assert fold_accents("café") == "cafe"
+    assert fold_accents("ÉCOLE".casefold()) == "ecole"
+    assert fold_accents("naïve") == "naive"
+    assert fold_accents("हिन्दी") == "हिन्दी"  # Devanagari vowel signs are letters, not accents
+
+
+def test_query_and_passage_terms_agree_across_case_width_and_accents() -> None:
+    tokenizer = Tokenizer()
+    assert tokenizer.query_terms("cafe") == tokenizer.document_terms("Café")
+    assert tokenizer.query_terms("CAFÉ") == tokenizer.document_terms("cafe")
+    assert tokenizer.query_terms("ｆｉｎａｎｃｅ") == tokenizer.document_terms("finance")
+
+
+def test_english_words_are_stemmed_and_stopwords_dropped() -> None:
+    tokenizer = Tokenizer()
+    assert tokenizer.document_terms("The dog is running") == ["dog", "run"]
+    assert tokenizer.query_terms("runs") == tokenizer.query_terms("running")
+
+
+def test_a_language_without_a_stemmer_still_tokenises_without_stemming() -> None:
+    tokenizer = Tokenizer("klingon")
+    assert not tokenizer.stems
+    assert tokenizer.document_terms("The Running Café") == ["the", "running", "cafe"]
+    assert "nostem" in tokenizer.config
+
+
+def test_the_language_changes_the_tokenizer_config() -> None:
+    assert Tokenizer("english").config != Tokenizer("french").config
+
+
+def test_cjk_runs_become_overlapping_bigrams() -> None:
+    assert cjk_terms("机器学习", unigrams=False) == ["机器", "器学", "学习"]
+    assert cjk_terms("猫", unigrams=False) == ["猫"]
+    assert Tokenizer().query_terms("机器学习") == ["机器", "器学", "学习"]
+
+
+def test_passages_also_index_cjk_unigrams_so_one_character_queries_match() -> None:
+    tokenizer = Tokenizer()
+    assert set(tokenizer.query_terms("猫")) <= set(tokenizer.document_terms("黑猫很可爱"))
+
+
+def test_mixed_scripts_split_into_separate_words() -> None:
+    terms = Tokenizer().document_terms("GPT模型 한국어 text")
+    assert terms[0] == "gpt"
+    assert "模型" in terms
+    assert "한국" in terms
+    assert "text" in terms
+
+
+def test_tokenizer_is_safe_to_share_between_threads() -> None:
+    tokenizer = Tokenizer()
+    texts = [f"Running studies number {i} about cafés and 机器学习 {i * 3}" for i in range(300)]
+    expected = [Tokenizer().document_terms(text) for text in texts]
+    results: list[list[list[int]]] = []
+
+    def work() -> None:
+        results.append([tokenizer.document_term_ids(text) for text in texts])
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    term_of_id = {tokenizer.term_id(term): term for row in expected for term in row}
+    assert len(term_of_id) == tokenizer.vocabulary_size  # one id per distinct term
+    assert len(results) == 4
+    for ids in results:
+        assert [[term_of_id[i] for i in row] for row in ids] == expected
+
+
+def test_term_ids_number_the_same_terms_document_terms_gives() -> None:
+    tokenizer = Tokenizer()
+    text = "The runners were running to the Café; 机器学习 and 猫."
+    ids = tokenizer.document_term_ids(text)
+    assert ids == [tokenizer.term_id(term) for term in tokenizer.document_terms(text)]
+    assert len(set(ids)) == len(set(tokenizer.document_terms(text)))
+    assert tokenizer.document_term_ids(text) == ids
+    assert tokenizer.term_id("zebra") is None
+
+
+def test_query_terms_do_not_grow_the_vocabulary() -> None:
+    tokenizer = Tokenizer()
+    tokenizer.document_term_ids("apples and pears")
+    size = tokenizer.vocabulary_size
+    tokenizer.query_terms("completely unseen words 从未见过")
+    assert tokenizer.vocabulary_size == size
