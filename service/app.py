@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -10,13 +11,23 @@ from litestar import Litestar, Router
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
+from litestar.types import ControllerRouterHandler
 
 from service.auth import TokenAuthenticationMiddleware
+from service.blobs import BlobStore, LocalBlobStore
+from service.blobs.local_routes import local_blob_router
+from service.controllers.documents import DocumentController
+from service.controllers.mentions import MentionsController
 from service.controllers.projects import ProjectController
+from service.controllers.search import SearchController
 from service.controllers.system import SystemController
+from service.controllers.uploads import UploadController
 from service.dependencies import dependencies
 from service.http_errors import EXCEPTION_HANDLERS
-from service.runtime import open_runtime
+from service.mcp.http import McpHttp
+from service.panel.session_routes import SessionController
+from service.panel.views import panel_router
+from service.runtime import Runtime, build_blob_store, open_runtime
 from service.settings import Settings, get_settings
 
 logger = logging.getLogger(__name__)
@@ -25,16 +36,22 @@ logger = logging.getLogger(__name__)
 def create_app(settings: Settings | None = None) -> Litestar:
     """A new Shortlist ASGI app; nothing is opened until its lifespan starts."""
     settings = settings or get_settings()
+    blobs = build_blob_store(settings)
+    mcp_http = McpHttp(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        async with open_runtime(settings) as runtime:
+        async with open_runtime(settings, blobs=blobs) as runtime, _background_tasks(runtime):
             app.state.runtime = runtime
             yield
 
     return Litestar(
-        route_handlers=[_api_router()],
-        lifespan=[lifespan],
+        route_handlers=[
+            *_route_handlers(blobs),
+            mcp_http.route_handler(),
+            panel_router(settings),
+        ],
+        lifespan=[lifespan, mcp_http.lifespan],
         dependencies=dependencies(),
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=_openapi_config(),
@@ -42,10 +59,50 @@ def create_app(settings: Settings | None = None) -> Litestar:
     )
 
 
+@contextlib.asynccontextmanager
+async def _background_tasks(runtime: Runtime) -> AsyncIterator[None]:
+    """The in-process worker (unless turned off) and the cache warmers, for the app's lifetime."""
+    tasks = [
+        asyncio.create_task(runtime.search.warm_at_start(runtime.pool), name="warm-at-start"),
+        asyncio.create_task(
+            runtime.search.follow_ready_documents(runtime.database.url), name="follow-ready"
+        ),
+    ]
+    if runtime.settings.server.run_worker:
+        tasks.append(
+            asyncio.create_task(
+                runtime.jobs.run_worker_forever(runtime, name="serve-worker"), name="worker"
+            )
+        )
+    try:
+        yield
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+def _route_handlers(blobs: BlobStore) -> list[ControllerRouterHandler]:
+    handlers: list[ControllerRouterHandler] = [_api_router()]
+    if isinstance(blobs, LocalBlobStore):
+        handlers.append(local_blob_router(blobs))
+    return handlers
+
+
 def _api_router() -> Router:
     return Router(
         path="/",
-        route_handlers=[SystemController, ProjectController],
+        route_handlers=[
+            SystemController,
+            ProjectController,
+            UploadController,
+            DocumentController,
+            SearchController,
+            MentionsController,
+            SessionController,
+        ],
         middleware=[TokenAuthenticationMiddleware],
         security=[{"BearerToken": []}],
     )

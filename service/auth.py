@@ -1,9 +1,15 @@
-"""Who is calling: Bearer API tokens on every ``/api`` route except health.
+"""Who is calling: Bearer API tokens (or the panel's session cookie) on ``/api`` routes.
 
-The middleware resolves the token to a :class:`~service.records.Principal`
+The middleware resolves the caller to a :class:`~service.records.Principal`
 once per request and leaves it on ``request.user``; handlers receive it through
 the ``principal`` dependency. A missing, malformed, unknown or revoked token is
 a 401 with the JSON envelope and a ``WWW-Authenticate`` header.
+
+A request without an ``Authorization`` header may instead present the panel's
+session cookie (see :mod:`service.panel.session_auth`); then ``request.auth``
+holds the session's claims, and writes must carry the CSRF header. A Bearer
+header always wins and never needs CSRF: another site cannot make a browser
+send one.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from litestar.middleware import AbstractAuthenticationMiddleware, Authentication
 
 from service.db import connection
 from service.errors import NotAuthenticated
+from service.panel.session_auth import authenticate_session, has_session_cookie
 from service.records import Principal
 from service.services import users
 
@@ -47,6 +54,9 @@ class TokenAuthenticationMiddleware(AbstractAuthenticationMiddleware):
         self, connection: ASGIConnection[Any, Any, Any, Any]
     ) -> AuthenticationResult:
         runtime: Runtime = connection.app.state.runtime
+        if "authorization" not in connection.headers and has_session_cookie(connection):
+            session_principal, claims = await authenticate_session(runtime, connection)
+            return AuthenticationResult(user=session_principal, auth=claims)
         token = bearer_token(connection.headers)
         principal = await principal_for_token(runtime, token)
         return AuthenticationResult(user=principal, auth=token)

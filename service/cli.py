@@ -9,10 +9,13 @@ failure.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
+import signal
 import sys
+import textwrap
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
@@ -21,9 +24,11 @@ from typing import Any, NoReturn, ParamSpec, TypeVar
 from uuid import UUID
 
 import click
+import msgspec
 
 from service.db import connection
-from service.errors import ShortlistError
+from service.errors import InvalidRequest, ShortlistError
+from service.records import Principal
 from service.runtime import Runtime, open_runtime
 from service.services import projects, users
 from service.settings import Settings, get_settings
@@ -371,6 +376,250 @@ def token_revoke(prefix: str, as_json: bool) -> None:
         emit_json({"revoked": [asdict(t) for t in revoked]})
         return
     click.echo(f"Revoked {len(revoked)} token(s).")
+
+
+# --- documents ---------------------------------------------------------------
+
+
+def file_entry(
+    name: str, document_id: Any, status: str, error: tuple[str, str] | None
+) -> dict[str, Any]:
+    """One file's line of `ingest --json` / `upload --json`."""
+    return {
+        "document": {"id": document_id, "name": name},
+        "status": status,
+        "error": {"code": error[0], "message": error[1]} if error else None,
+    }
+
+
+def report_files(entries: list[dict[str, Any]], *, as_json: bool) -> None:
+    """Print one entry per file; exit 2 if any file ended in error."""
+    if as_json:
+        emit_json(entries)
+    else:
+        for entry in entries:
+            reason = f" — {entry['error']['message']}" if entry["error"] else ""
+            click.echo(f"{entry['status']:10} {entry['document']['name']}{reason}")
+    if any(entry["status"] == "error" for entry in entries):
+        sys.exit(EXIT_USER_ERROR)
+
+
+async def _acting_user(runtime: Runtime, user_name: str | None) -> Principal:
+    """Who a local command acts as: --user, else the SHORTLIST_TOKEN's user, else the only user."""
+    async with connection(runtime.pool) as conn:
+        if user_name:
+            found = await users.get_user_by_name(conn, user_name)
+            return Principal(user_id=found.id, user_name=found.name, token_id=CLI_TOKEN_ID)
+        if runtime.settings.token is not None:
+            return await users.authenticate(conn, runtime.settings.token.get_secret_value())
+        everyone = await users.list_users(conn)
+    if len(everyone) == 1:
+        return Principal(user_id=everyone[0].id, user_name=everyone[0].name, token_id=CLI_TOKEN_ID)
+    raise InvalidRequest("Say which user with --user NAME (or set SHORTLIST_TOKEN).")
+
+
+#: Stands in for a token id when a local command acts for a user directly.
+CLI_TOKEN_ID = UUID(int=0)
+
+optional_user_option = click.option(
+    "--user",
+    "user_name",
+    default=None,
+    help="Act as this user (default: SHORTLIST_TOKEN's user, or the only user).",
+)
+project_option = click.option(
+    "--project", "project_name", default="default", show_default=True, help="Project name or id."
+)
+
+
+@main.command("extract")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@json_option
+def extract_command(path: Path, as_json: bool) -> None:
+    """Print the Markdown a file becomes, or the reason it cannot be searched (exit 2)."""
+    from extract import ExtractionError, extract_in_sandbox
+    from service.services.extraction import limits_for
+
+    settings = get_settings()
+    try:
+        result = extract_in_sandbox(path.read_bytes(), path.name, None, limits=limits_for(settings))
+    except ExtractionError as exc:
+        fail(exc.message, code=exc.code, as_json=as_json)
+    if as_json:
+        emit_json(
+            {
+                "kind": result.kind,
+                "page_count": result.page_count,
+                "warnings": list(result.warnings),
+                "markdown": result.markdown,
+            }
+        )
+        return
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(result.markdown)
+
+
+@main.command()
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@project_option
+@optional_user_option
+@json_option
+@command_errors
+def ingest(
+    paths: tuple[Path, ...], project_name: str, user_name: str | None, as_json: bool
+) -> None:
+    """Extract files and store them in a project directly (no upload, no queue)."""
+    from service.services.ingest import Ingested, ingest_file
+
+    async def work(runtime: Runtime) -> list[Ingested]:
+        principal = await _acting_user(runtime, user_name)
+        async with connection(runtime.pool) as conn:
+            target = await projects.find_project(conn, principal.user_id, project_name)
+        return [await ingest_file(runtime, target, path) for path in paths]
+
+    results = run_with_runtime(get_settings(), work)
+    entries: list[dict[str, Any]] = []
+    for item in results:
+        if item.error is not None:
+            entries.append(
+                file_entry(item.path.name, None, "error", (item.error.code, item.error.message))
+            )
+            continue
+        assert item.document is not None and item.outcome is not None
+        failed = item.outcome.status == "error"
+        error = (
+            (item.outcome.error_code or "", item.outcome.error_message or "") if failed else None
+        )
+        entries.append(
+            file_entry(item.document.name, item.document.id, "error" if failed else "ready", error)
+        )
+    report_files(entries, as_json=as_json)
+
+
+@main.command()
+@click.argument("query")
+@project_option
+@optional_user_option
+@click.option("--top-k", type=int, default=None, help="How many passages to return.")
+@json_option
+@command_errors
+def search(
+    query: str, project_name: str, user_name: str | None, top_k: int | None, as_json: bool
+) -> None:
+    """Search a project; prints cited passages."""
+    from service.schemas import SearchResponse
+
+    async def work(runtime: Runtime) -> Any:
+        principal = await _acting_user(runtime, user_name)
+        async with connection(runtime.pool) as conn:
+            target = await projects.find_project(conn, principal.user_id, project_name)
+            return await runtime.search.search(conn, principal, target.id, query, top_k=top_k)
+
+    result = run_with_runtime(get_settings(), work)
+    if as_json:
+        click.echo(msgspec.json.encode(SearchResponse.from_result(result)).decode())
+        return
+    for number, hit in enumerate(result.hits, start=1):
+        first, last = hit.pages
+        pages = f"p. {first}" if first == last else f"p. {first}–{last}"
+        click.echo(f"[{number}] {hit.document_name} — {pages}  (score {hit.score:.3f})")
+        click.echo(textwrap.indent(hit.text.strip(), "    "))
+        click.echo()
+    if not result.reranked:
+        click.echo(f"(order: BM25; reranker {result.reranker} did not run)", err=True)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+@main.command("mcp")
+@click.option(
+    "--project",
+    "project_name",
+    default=None,
+    help="Project the tools use when a call names none (default: your only project, else 'default').",
+)
+@optional_user_option
+@command_errors
+def mcp_command(project_name: str | None, user_name: str | None) -> None:
+    """Serve the MCP tools over stdio, for assistants that launch a process."""
+    from service.mcp.stdio import serve_stdio
+
+    async def work(runtime: Runtime) -> None:
+        principal = await _acting_user(runtime, user_name)
+        await serve_stdio(runtime, principal, project_name)
+
+    run_with_runtime(get_settings(), work)
+
+
+@main.command()
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@project_option
+@click.option(
+    "--url", default=None, help="The service's base URL (default: the public URL setting)."
+)
+@click.option(
+    "--wait/--no-wait",
+    default=True,
+    show_default=True,
+    help="Wait until each file is ready or failed.",
+)
+@json_option
+@command_errors
+def upload(
+    paths: tuple[Path, ...], project_name: str, url: str | None, wait: bool, as_json: bool
+) -> None:
+    """Upload files to a running service through the grant flow, with a progress bar."""
+    from service.client import ShortlistClient
+
+    settings = get_settings()
+    if settings.token is None:
+        raise InvalidRequest(
+            "Set SHORTLIST_TOKEN to your API token (shortlist user create prints one)."
+        )
+    entries: list[dict[str, Any]] = []
+    with ShortlistClient(url or settings.public_url, settings.token.get_secret_value()) as client:
+        target = client.find_project(project_name)
+        for path in paths:
+            try:
+                with click.progressbar(
+                    length=path.stat().st_size, label=path.name, file=sys.stderr
+                ) as bar:
+                    document = client.upload(target["id"], path, on_progress=bar.update)
+                if wait:
+                    document = client.wait(document["id"])
+            except ShortlistError as exc:
+                entries.append(file_entry(path.name, None, "error", (exc.code, exc.message)))
+                continue
+            problem = document.get("error")
+            reason = (problem["code"], problem["message"]) if problem else None
+            entries.append(file_entry(document["name"], document["id"], document["status"], reason))
+    report_files(entries, as_json=as_json)
+
+
+@main.command()
+@click.option("--name", default="shortlist-worker", show_default=True, help="Worker name in logs.")
+def worker(name: str) -> None:
+    """Run a standalone extraction worker (scale by running more of them)."""
+    settings = get_settings()
+    logging.getLogger("service").setLevel(settings.server.log_level.upper())
+    logging.getLogger("procrastinate").setLevel(logging.INFO)
+
+    async def work(runtime: Runtime) -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        click.echo(f"Extraction worker {name!r} is running; stop it with Ctrl+C.")
+        with contextlib.suppress(asyncio.CancelledError):
+            await runtime.jobs.run_worker_forever(runtime, name=name)
+
+    run_with_runtime(settings, work)
 
 
 if __name__ == "__main__":  # pragma: no cover

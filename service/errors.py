@@ -15,23 +15,23 @@ A subclass's docstring is its default message::
     │   ├── UserNotFound, ProjectNotFound, DocumentNotFound, UploadNotFound, TokenNotFound
     ├── Conflict (409)
     │   ├── UserExists, ProjectExists, DuplicateDocumentName, DocumentNotReady, UploadAlreadyUsed
-    ├── UploadRefused (4xx: 413 too large, 415 type, 410 expired, 400 missing object)
+    ├── UploadRefused (4xx: 413 too large, 415 type, 400 file not in the store)
     ├── RateLimited (429)
-    └── ServiceUnavailable (503)
-        ├── DatabaseUnavailable
-        └── BlobStoreUnavailable
+    ├── ServiceUnavailable (503)
+    │   └── DatabaseUnavailable
+    └── ComponentError (an error of extract/, retrieval/ or service/blobs, with its own status and code)
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 
 class ShortlistError(Exception):
     """Something went wrong."""
 
-    status: ClassVar[int] = 500
-    code: ClassVar[str] = "internal_error"
+    status: int = 500
+    code: str = "internal_error"
 
     def __init__(self, message: str | None = None, **details: Any) -> None:
         self.message = message or (self.__doc__ or self.code).strip()
@@ -167,13 +167,6 @@ class UnsupportedFileType(UploadRefused):
     code = "unsupported_file_type"
 
 
-class UploadExpired(UploadRefused):
-    """The upload grant has expired; ask for a new one."""
-
-    status = 410
-    code = "upload_expired"
-
-
 class UploadIncomplete(UploadRefused):
     """The blob store does not hold the file the grant allowed (missing, or a different size)."""
 
@@ -204,7 +197,26 @@ class DatabaseUnavailable(ServiceUnavailable):
     code = "database_unavailable"
 
 
-class BlobStoreUnavailable(ServiceUnavailable):
-    """The file store cannot be reached; try again shortly."""
+class ComponentError(ShortlistError):
+    """An error raised by extract/, retrieval/ or the blob stores, carried with its own status and code."""
 
-    code = "blob_store_unavailable"
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+def as_shortlist_error(exc: BaseException) -> ShortlistError | None:
+    """The error as users see it, for any error that knows its ``status`` and ``code``.
+
+    Each package keeps its own error tree (``retrieval.errors``,
+    ``service.blobs.errors``); this is where they meet the service's.
+    """
+    if isinstance(exc, ShortlistError):
+        return exc
+    status = getattr(exc, "status", None)
+    code = getattr(exc, "code", None)
+    if isinstance(status, int) and isinstance(code, str):
+        message = getattr(exc, "message", None) or str(exc) or code
+        return ComponentError(status, code, str(message))
+    return None

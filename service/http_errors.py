@@ -22,7 +22,15 @@ from litestar.exceptions import (
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 from psycopg_pool import PoolTimeout
 
-from service.errors import DatabaseUnavailable, NotAuthenticated, RateLimited, ShortlistError
+from retrieval.errors import RetrievalError
+from service.blobs.errors import BlobStoreError
+from service.errors import (
+    DatabaseUnavailable,
+    NotAuthenticated,
+    RateLimited,
+    ShortlistError,
+    as_shortlist_error,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +64,17 @@ def shortlist_error_handler(_: Request[Any, Any, Any], exc: ShortlistError) -> R
     if isinstance(exc, RateLimited):
         headers["Retry-After"] = str(exc.retry_after)
     return error_response(exc.to_dict(), headers)
+
+
+def component_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    error = as_shortlist_error(exc)
+    if error is None:
+        return unexpected_error_handler(request, exc)
+    if error.status >= 500:
+        logger.warning(
+            "%s during %s %s: %s", error.code, request.method, request.url.path, error.message
+        )
+    return shortlist_error_handler(request, error)
 
 
 def http_exception_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
@@ -92,6 +111,8 @@ def unexpected_error_handler(request: Request[Any, Any, Any], exc: Exception) ->
 
 EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
     ShortlistError: shortlist_error_handler,
+    RetrievalError: component_error_handler,
+    BlobStoreError: component_error_handler,
     HTTPException: http_exception_handler,
     PoolTimeout: database_error_handler,
     psycopg.OperationalError: database_error_handler,

@@ -68,3 +68,77 @@ class Project:
             document_count=row.get("document_count", 0),
             ready_count=row.get("ready_count", 0),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """An upload grant the service issued, and what it allows."""
+
+    id: UUID
+    project_id: UUID
+    user_id: UUID
+    filename: str
+    content_type: str
+    size_bytes: int
+    object_key: str
+    expires_at: datetime
+    consumed_at: datetime | None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Self:
+        return cls(
+            id=row["id"],
+            project_id=row["project_id"],
+            user_id=row["user_id"],
+            filename=row["filename"],
+            content_type=row["content_type"],
+            size_bytes=row["size_bytes"],
+            object_key=row["object_key"],
+            expires_at=row["expires_at"],
+            consumed_at=row["consumed_at"],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A document's metadata; its Markdown is loaded only where it is needed."""
+
+    id: UUID
+    project_id: UUID
+    name: str
+    content_type: str
+    size_bytes: int
+    object_key: str | None
+    status: str
+    error_code: str | None
+    error_message: str | None
+    kind: str | None
+    page_count: int | None
+    content_hash: str | None
+    warnings: tuple[str, ...]
+    created_at: datetime
+    extracted_at: datetime | None
+
+    @property
+    def searchable(self) -> bool:
+        return self.status == "ready"
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Self:
+        return cls(
+            id=row["id"],
+            project_id=row["project_id"],
+            name=row["name"],
+            content_type=row["content_type"],
+            size_bytes=row["size_bytes"],
+            object_key=row["object_key"],
+            status=row["status"],
+            error_code=row["error_code"],
+            error_message=row["error_message"],
+            kind=row["kind"],
+            page_count=row["page_count"],
+            content_hash=row["content_hash"],
+            warnings=tuple(row["warnings"] or ()),
+            created_at=row["created_at"],
+            extracted_at=row["extracted_at"],
+        )

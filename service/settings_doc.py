@@ -56,7 +56,11 @@ def rows() -> list[tuple[str, str, str]]:
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             for sub_name, sub_field in annotation.model_fields.items():
                 found.append(
-                    (_env_name(sub_name, sub_field, name), _default(sub_field), sub_field.description or "")
+                    (
+                        _env_name(sub_name, sub_field, name),
+                        _default(sub_field),
+                        sub_field.description or "",
+                    )
                 )
         else:
             found.append((_env_name(name, field, None), _default(field), field.description or ""))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -19,12 +21,12 @@ import pytest
 from psycopg import sql as pgsql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from service.migrations import migrate
+from service.runtime import prepare_database
 from service.settings import Settings
 
 
 @pytest.fixture(scope="session")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def server_url() -> Iterator[str]:
     """URL of a maintenance database on the PostgreSQL server tests use."""
     external = os.environ.get("DATABASE_URL")
     if external:
@@ -32,11 +34,15 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         return
     from service.embedded_pg import start_embedded_postgres
 
-    embedded = start_embedded_postgres(tmp_path_factory.mktemp("pg") / "data", database="postgres")
+    # Not tmp_path: pytest resets its base to mode 0700 whenever a session starts,
+    # which would lock the unprivileged server account (used when running as root) out.
+    data_dir = Path(tempfile.mkdtemp(prefix="shortlist-test-pg-"))
+    embedded = start_embedded_postgres(data_dir / "data", database="postgres")
     try:
         yield embedded.url
     finally:
         embedded.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def database_url(server: str, name: str) -> str:
@@ -74,7 +80,7 @@ def template_database(server_url: str) -> Iterator[str]:
     name = f"shortlist_test_template_{os.getpid()}"
     drop_database(server_url, name)
     url = create_database(server_url, name)
-    asyncio.run(migrate(url))
+    asyncio.run(prepare_database(url))
     try:
         yield name
     finally:

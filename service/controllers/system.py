@@ -4,12 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio.to_thread
 from litestar import Controller, Response, get
 
+from service.blobs import BlobStoreError
 from service.db import ping
 from service.dependencies import PrincipalDep, RuntimeDep
 from service.errors import ShortlistError
+from service.runtime import Runtime
 from service.schemas import Check, Health, Me, RerankerCheck
+
+
+async def _blob_store_check(runtime: Runtime) -> Check:
+    try:
+        await anyio.to_thread.run_sync(runtime.blobs.check)
+    except BlobStoreError as exc:
+        return Check(ok=False, detail=exc.message)
+    return Check(ok=True, detail=runtime.blobs.name)
 
 
 class SystemController(Controller):

@@ -105,3 +105,73 @@ def test_help_works_without_a_database(args: list[str]) -> None:
     )
     assert result.returncode == 0
     assert "Usage" in result.stdout
+
+
+def _two_page_pdf(tmp_path: Path) -> Path:
+    import pymupdf
+
+    filler = " ".join(["Cells keep their membranes intact while dividing."] * 30)
+    doc = pymupdf.open()
+    for text in (
+        f"Photosynthesis happens in chloroplasts. {filler}",
+        f"Mitochondria make ATP. {filler}",
+    ):
+        doc.new_page().insert_textbox(pymupdf.Rect(72, 72, 540, 770), text, fontsize=11)
+    path = tmp_path / "cells.pdf"
+    doc.save(path)
+    return path
+
+
+def test_extract_prints_page_marked_markdown(tmp_path: Path) -> None:
+    pdf = _two_page_pdf(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "service.cli", "extract", str(pdf), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["page_count"] == 2
+    assert "<!-- page 2 -->" in document["markdown"]
+    assert "Mitochondria" in document["markdown"]
+
+
+def test_extract_explains_why_a_scan_cannot_be_searched(tmp_path: Path) -> None:
+    from tests.support.paths import CORPUS_DIR
+
+    scan = CORPUS_DIR / "scanned_image_only" / "c02-22.pdf"
+    result = subprocess.run(
+        [sys.executable, "-m", "service.cli", "extract", str(scan), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert result.returncode == 2
+    assert json.loads(result.stdout)["error"]["code"] == "scanned_pdf"
+
+
+def test_ingest_then_search_returns_the_cited_page(db_url: str, tmp_path: Path) -> None:
+    pdf = _two_page_pdf(tmp_path)
+    (tmp_path / "notes.txt").write_text("", encoding="utf-8")
+    shortlist(db_url, tmp_path, "user", "create", "alice")
+
+    ingested = shortlist(
+        db_url, tmp_path, "ingest", str(pdf), str(tmp_path / "notes.txt"), "--json"
+    )
+    found = shortlist(db_url, tmp_path, "search", "mitochondria ATP", "--json", "--top-k", "3")
+
+    entries = json.loads(ingested.stdout)
+    assert ingested.returncode == 2, "one of the two files could not be ingested"
+    assert [e["status"] for e in entries] == ["ready", "error"]
+    assert entries[0]["document"]["name"] == "cells.pdf"
+    assert entries[1]["error"]["code"] in ("empty_document", "invalid_request")
+    body = json.loads(found.stdout)
+    assert found.returncode == 0, found.stderr
+    assert body["results"][0]["document"]["name"] == "cells.pdf"
+    assert 2 in range(body["results"][0]["pages"][0], body["results"][0]["pages"][1] + 1)
+    assert set(body) >= {"results", "sources", "reranker", "reranked", "warnings"}

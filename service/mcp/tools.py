@@ -1,0 +1,289 @@
+"""The tools' work: resolve names, call the same services as REST, shape the result.
+
+Every function here takes a :class:`~service.mcp.caller.Caller` and returns a
+``CallToolResult``. Errors a user can act on (no such project, document not
+ready, empty query…) come back as ``isError`` results carrying the service's
+own message and code, so the model can correct itself and try again.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, ParamSpec
+from uuid import UUID
+
+from mcp_types import CallToolResult, TextContent
+
+from service.db import Connection, connection
+from service.errors import DocumentNotFound, DocumentNotReady, ShortlistError, as_shortlist_error
+from service.mcp import render
+from service.mcp.caller import Caller, resolve_project
+from service.records import Document, Project
+from service.services import documents as documents_service
+from service.services import mentions as mentions_service
+from sql import queries
+
+P = ParamSpec("P")
+
+#: Most characters of Markdown one read_document call returns.
+MAX_READ_CHARS = 20_000
+
+_PAGE_MARKER = re.compile(r"^<!-- page (\d+) -->$", re.MULTILINE)
+
+
+def text_result(text: str, structured: dict[str, Any] | None = None) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured
+    )
+
+
+def error_result(error: ShortlistError) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"{error.message} (error: {error.code})")],
+        structured_content={"error": {"code": error.code, "message": error.message}},
+        is_error=True,
+    )
+
+
+def reports_errors(
+    tool: Callable[P, Awaitable[CallToolResult]],
+) -> Callable[P, Awaitable[CallToolResult]]:
+    """Turn any error that knows its status and code into an ``isError`` result."""
+
+    @functools.wraps(tool)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
+        try:
+            return await tool(*args, **kwargs)
+        except Exception as exc:
+            error = as_shortlist_error(exc)
+            if error is None:
+                raise
+            return error_result(error)
+
+    return wrapper
+
+
+# --- resolving names ---------------------------------------------------------
+
+
+async def find_document(
+    conn: Connection, caller: Caller, reference: str, project: Project | None
+) -> Document:
+    """A document by id (any of the user's projects) or by name (in ``project``)."""
+    reference = reference.strip()
+    principal = caller.principal
+    try:
+        document_id = UUID(reference)
+    except ValueError:
+        pass
+    else:
+        try:
+            return await documents_service.get_document(conn, principal, document_id)
+        except DocumentNotFound:
+            pass
+    if project is None:
+        raise DocumentNotFound(f"No document with id {reference!r}.")
+    row = await (
+        await conn.execute(
+            queries["fetch_document_by_name"], {"project_id": project.id, "name": reference}
+        )
+    ).fetchone()
+    if row is None:
+        raise DocumentNotFound(
+            f"Project {project.name!r} has no document named {reference!r}; "
+            "call list_documents for the exact names."
+        )
+    return await documents_service.get_document(conn, principal, row["id"])
+
+
+def require_searchable(document: Document) -> None:
+    if not document.searchable:
+        raise DocumentNotReady(f"{document.name!r} is {render.unsearchable_reason(document)}.")
+
+
+# --- tools ---------------------------------------------------------------------
+
+
+@reports_errors
+async def search_documents(
+    caller: Caller,
+    query: str,
+    project: str | None = None,
+    top_k: int | None = None,
+    documents: Sequence[str] | None = None,
+) -> CallToolResult:
+    runtime, principal = caller.runtime, caller.principal
+    async with connection(runtime.pool) as conn:
+        target = await resolve_project(conn, caller, project)
+        document_ids: list[UUID] | None = None
+        if documents:
+            chosen = [await find_document(conn, caller, name, target) for name in documents]
+            for document in chosen:
+                if document.project_id != target.id:
+                    raise DocumentNotFound(f"{document.name!r} is not in project {target.name!r}.")
+                require_searchable(document)
+            document_ids = [document.id for document in chosen]
+        runtime.search_limiter.check(str(principal.token_id))
+        result = await runtime.search.search(
+            conn, principal, target.id, query, top_k=top_k, document_ids=document_ids
+        )
+    structured = {
+        "project": {"id": str(target.id), "name": target.name},
+        "query": query.strip(),
+        "results": [
+            {
+                "n": number,
+                "chunk_id": hit.chunk_id,
+                "document": {"id": hit.document_id, "name": hit.document_name},
+                "pages": list(hit.pages),
+                "heading": hit.heading,
+                "score": hit.score,
+                "bm25": hit.bm25,
+            }
+            for number, hit in enumerate(result.hits, start=1)
+        ],
+        "sources": [
+            {"id": source.id, "name": source.name, "pages": list(source.pages)}
+            for source in result.sources
+        ],
+        "reranker": result.reranker,
+        "reranked": result.reranked,
+        "query_words_matched": not render.matched_no_terms(result),
+        "warnings": list(result.warnings),
+    }
+    return text_result(render.search_text(target, query.strip(), result), structured)
+
+
+@reports_errors
+async def list_documents(caller: Caller, project: str | None = None) -> CallToolResult:
+    async with connection(caller.runtime.pool) as conn:
+        target = await resolve_project(conn, caller, project)
+        found = await documents_service.list_documents(conn, caller.principal, target.id)
+    structured = {
+        "project": {"id": str(target.id), "name": target.name},
+        "documents": [document_entry(document) for document in found],
+    }
+    return text_result(render.documents_text(target, found), structured)
+
+
+def document_entry(document: Document) -> dict[str, Any]:
+    error = None
+    if document.status == "error":
+        error = {
+            "code": document.error_code,
+            "message": document.error_message,
+            "hint": documents_service.HINTS.get(document.error_code or ""),
+        }
+    return {
+        "id": str(document.id),
+        "name": document.name,
+        "status": document.status,
+        "searchable": document.searchable,
+        "page_count": document.page_count,
+        "error": error,
+    }
+
+
+@reports_errors
+async def read_document(
+    caller: Caller, document: str, pages: str | None = None, project: str | None = None
+) -> CallToolResult:
+    span = documents_service.parse_pages(pages)
+    async with connection(caller.runtime.pool) as conn:
+        target = await _project_for_names(conn, caller, document, project)
+        found = await find_document(conn, caller, document, target)
+        require_searchable(found)
+        text = await documents_service.read_text(
+            conn, caller.principal, found.id, span, max_chars=MAX_READ_CHARS
+        )
+    markdown, last, continue_at = _cut_at_page(text)
+    total = found.page_count or 1
+    header = f"# {found.name} — {render.page_span((text.first_page, last))} of {total}"
+    parts = [header, "", markdown.strip()]
+    follow: str | None = None
+    if continue_at is not None and continue_at > last:
+        follow = render.page_range(continue_at, text.last_page)
+        parts.append(
+            f"\n… truncated at {MAX_READ_CHARS:,} characters; "
+            f"call read_document with pages={follow} to continue."
+        )
+    elif continue_at is not None:
+        parts.append(
+            f"\n… truncated: page {continue_at} alone is longer than {MAX_READ_CHARS:,} "
+            "characters and only its beginning is shown; use search_documents to find "
+            "passages further into it."
+        )
+    structured = {
+        "document": {"id": str(found.id), "name": found.name},
+        "pages": [text.first_page, last],
+        "page_count": total,
+        "truncated": continue_at is not None,
+        "continue_pages": follow,
+    }
+    return text_result("\n".join(parts), structured)
+
+
+async def _project_for_names(
+    conn: Connection, caller: Caller, document: str, project: str | None
+) -> Project | None:
+    """The project a document *name* is looked up in; ids need none."""
+    try:
+        UUID(document.strip())
+    except ValueError:
+        return await resolve_project(conn, caller, project)
+    return await resolve_project(conn, caller, project) if project else None
+
+
+def _cut_at_page(text: documents_service.DocumentText) -> tuple[str, int, int | None]:
+    """Markdown ending at a page boundary, the last page it holds whole, and where to go on.
+
+    When the read was truncated the partial last page is dropped (if a whole page
+    precedes it) so the continuation starts exactly where this one stops.
+    """
+    if not text.truncated:
+        return text.markdown, text.last_page, None
+    markers = list(_PAGE_MARKER.finditer(text.markdown))
+    if len(markers) >= 2:
+        partial = markers[-1]
+        return text.markdown[: partial.start()], int(partial[1]) - 1, int(partial[1])
+    return text.markdown, text.first_page, text.first_page
+
+
+@reports_errors
+async def find_mentions(
+    caller: Caller, terms: Sequence[str], project: str | None = None, match: str = "all"
+) -> CallToolResult:
+    async with connection(caller.runtime.pool) as conn:
+        target = await resolve_project(conn, caller, project)
+        caller.runtime.search_limiter.check(str(caller.principal.token_id))
+        found = await mentions_service.find_mentions(
+            conn, caller.principal, target.id, terms, match
+        )
+    structured = {
+        "project": {"id": str(target.id), "name": target.name},
+        "terms": list(found.terms),
+        "match": found.match,
+        "documents_searched": found.documents_searched,
+        "documents_not_searchable": found.documents_not_searchable,
+        "documents": [
+            {
+                "id": str(document.document_id),
+                "name": document.document_name,
+                "counts": {term.term: term.occurrences for term in document.terms},
+                "pages": {term.term: list(term.pages) for term in document.terms},
+            }
+            for document in found.documents
+        ],
+        "totals": [total._asdict() for total in found.totals],
+    }
+    return text_result(render.mentions_text(found), structured)
+
+
+async def documents_resource(caller: Caller, project: str) -> str:
+    """The text of ``shortlist://projects/{project}/documents``; errors are raised."""
+    async with connection(caller.runtime.pool) as conn:
+        target = await resolve_project(conn, caller, project)
+        found = await documents_service.list_documents(conn, caller.principal, target.id)
+    return render.documents_text(target, found)

@@ -1,0 +1,58 @@
+// The project picker and the "new project" form. The chosen project is kept in the URL (?project=).
+
+import { api } from "./api.js";
+import { el } from "./dom.js";
+
+export function createProjectPicker({ select, form, input, error, onChange }) {
+  let projects = [];
+
+  function current() {
+    return projects.find((project) => project.id === select.value) || null;
+  }
+
+  function choose(projectId) {
+    select.value = projectId;
+    const url = new URL(window.location.href);
+    url.searchParams.set("project", projectId);
+    window.history.replaceState(null, "", url);
+    onChange(current());
+  }
+
+  function fill(chosenId) {
+    select.replaceChildren(...projects.map((project) => el("option", { value: project.id, text: project.name })));
+    const wanted = projects.some((project) => project.id === chosenId) ? chosenId : projects[0] && projects[0].id;
+    if (wanted) choose(wanted);
+    else onChange(null);
+  }
+
+  async function load() {
+    const body = await api("GET", "/api/projects");
+    projects = body.projects;
+    fill(new URLSearchParams(window.location.search).get("project"));
+  }
+
+  select.addEventListener("change", () => choose(select.value));
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    error.textContent = "";
+    const name = input.value.trim();
+    if (!name) {
+      error.textContent = "Give the project a name.";
+      input.focus();
+      return;
+    }
+    try {
+      const project = await api("POST", "/api/projects", { name });
+      projects.push(project);
+      input.value = "";
+      fill(project.id);
+      select.focus();
+    } catch (failure) {
+      error.textContent = failure.message;
+      input.focus();
+    }
+  });
+
+  return { load, current };
+}

@@ -1,0 +1,210 @@
+// Uploads: ask for a grant, send the bytes straight to the blob store with progress,
+// register the document, then follow its extraction status from the document list.
+
+import { api } from "./api.js";
+import { el } from "./dom.js";
+import { unsearchableReason } from "./documents.js";
+
+const PARALLEL_UPLOADS = 2;
+const TYPES_BY_EXTENSION = {
+  pdf: "application/pdf",
+  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  pptx: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+  csv: "text/csv",
+  tsv: "text/tab-separated-values",
+  html: "text/html",
+  htm: "text/html",
+  xhtml: "application/xhtml+xml",
+  md: "text/markdown",
+  markdown: "text/markdown",
+  txt: "text/plain",
+  text: "text/plain",
+};
+
+/** The file's type as the browser knows it, else guessed from its extension. */
+export function contentTypeOf(file) {
+  if (file.type) return file.type;
+  const extension = file.name.includes(".") ? file.name.split(".").pop().toLowerCase() : "";
+  return TYPES_BY_EXTENSION[extension] || "application/octet-stream";
+}
+
+export function createUploader({ input, dropzone, list, getProjectId, onRegistered }) {
+  const queue = [];
+  const itemsByDocument = new Map();
+  let active = 0;
+
+  input.addEventListener("change", () => {
+    enqueue(input.files);
+    input.value = "";
+  });
+
+  dropzone.addEventListener("dragenter", (event) => {
+    event.preventDefault();
+    dropzone.classList.add("dragging");
+  });
+  dropzone.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    event.dataTransfer.dropEffect = "copy";
+    dropzone.classList.add("dragging");
+  });
+  dropzone.addEventListener("dragleave", (event) => {
+    if (!dropzone.contains(event.relatedTarget)) dropzone.classList.remove("dragging");
+  });
+  dropzone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    dropzone.classList.remove("dragging");
+    enqueue(event.dataTransfer.files);
+  });
+  // A file dropped next to the zone must not replace the page with the file.
+  for (const type of ["dragover", "drop"]) {
+    window.addEventListener(type, (event) => {
+      if (!dropzone.contains(event.target)) event.preventDefault();
+    });
+  }
+
+  function enqueue(files) {
+    const projectId = getProjectId();
+    if (!projectId) return;
+    for (const file of files) {
+      const item = createItem(file, projectId);
+      list.prepend(item.node);
+      queue.push({ file, item, projectId });
+    }
+    pump();
+  }
+
+  function pump() {
+    while (active < PARALLEL_UPLOADS && queue.length > 0) {
+      const job = queue.shift();
+      active += 1;
+      run(job).finally(() => {
+        active -= 1;
+        pump();
+      });
+    }
+  }
+
+  async function run({ file, item, projectId }) {
+    item.state("Checking…", "working");
+    let grant;
+    try {
+      grant = await api("POST", "/api/uploads", {
+        project_id: projectId,
+        filename: file.name,
+        content_type: contentTypeOf(file),
+        size: file.size,
+      });
+    } catch (error) {
+      item.state(`Refused: ${error.message}`, "error");
+      return;
+    }
+    item.state("Uploading…", "working");
+    try {
+      await send(grant, file, (fraction) => item.progress(fraction));
+    } catch (error) {
+      item.state(`Upload failed: ${error.message}`, "error");
+      return;
+    }
+    item.progress(1);
+    try {
+      const doc = await api("POST", "/api/documents", { project_id: projectId, upload_id: grant.upload_id });
+      itemsByDocument.set(doc.id, item);
+      item.document(doc);
+      onRegistered(doc);
+    } catch (error) {
+      item.state(`Not registered: ${error.message}`, "error");
+    }
+  }
+
+  /** Follow extraction: called with every fresh document list of a project. */
+  function update(documents, projectId) {
+    const listed = new Set(documents.map((doc) => doc.id));
+    for (const doc of documents) {
+      const item = itemsByDocument.get(doc.id);
+      if (item) item.document(doc);
+    }
+    for (const [documentId, item] of itemsByDocument) {
+      if (item.projectId === projectId && !listed.has(documentId)) {
+        item.state("Deleted", "removed");
+        itemsByDocument.delete(documentId);
+      }
+    }
+  }
+
+  return { update };
+}
+
+/** Send the bytes as the grant says (multipart POST or raw PUT), reporting progress. */
+function send(grant, file, onProgress) {
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    request.open(grant.method, grant.url);
+    request.upload.addEventListener("progress", (event) => {
+      if (event.lengthComputable && event.total > 0) onProgress(event.loaded / event.total);
+    });
+    request.addEventListener("load", () => {
+      if (request.status >= 200 && request.status < 300) resolve();
+      else reject(new Error(storeErrorMessage(request)));
+    });
+    request.addEventListener("error", () => reject(new Error("the connection was interrupted; try again.")));
+    request.addEventListener("abort", () => reject(new Error("the upload was cancelled.")));
+    if (grant.method === "POST") {
+      const form = new FormData();
+      for (const [name, value] of Object.entries(grant.fields || {})) form.append(name, value);
+      form.append("file", file);
+      request.send(form);
+    } else {
+      for (const [name, value] of Object.entries(grant.headers || {})) request.setRequestHeader(name, value);
+      request.send(file);
+    }
+  });
+}
+
+/** The blob store's own words: our JSON envelope, or an S3 XML <Message>. */
+function storeErrorMessage(request) {
+  const text = request.responseText || "";
+  try {
+    const body = JSON.parse(text);
+    if (body && body.message) return body.message;
+  } catch {
+    const match = /<Message>([^<]*)<\/Message>/.exec(text);
+    if (match) return match[1];
+  }
+  return `the file store answered ${request.status}.`;
+}
+
+let itemCount = 0;
+
+function createItem(file, projectId) {
+  itemCount += 1;
+  const statusId = `upload-status-${itemCount}`;
+  const bar = el("progress", { max: "1", value: "0", "aria-label": `Upload of ${file.name}`, "aria-describedby": statusId });
+  const status = el("span", { class: "upload-status", id: statusId, text: "Waiting…" });
+  const node = el(
+    "li",
+    { class: "upload-item", dataset: { state: "waiting", fileName: file.name } },
+    el("span", { class: "upload-name", text: file.name }),
+    bar,
+    status,
+  );
+  return {
+    node,
+    projectId,
+    progress(fraction) {
+      bar.value = Math.min(1, Math.max(0, fraction));
+    },
+    state(text, state) {
+      status.textContent = text;
+      node.dataset.state = state;
+      if (state === "error" || state === "removed") bar.hidden = true;
+    },
+    document(doc) {
+      node.dataset.documentId = doc.id;
+      if (doc.status === "pending") this.state("Uploaded, waiting to be extracted…", "working");
+      else if (doc.status === "processing") this.state("Extracting text…", "working");
+      else if (doc.searchable) this.state("Ready to search", "done");
+      else this.state(`Not searchable: ${unsearchableReason(doc).reason}`, "error");
+    },
+  };
+}

@@ -1,0 +1,191 @@
+"""Documents: list, read, open, delete and re-extract a user's own."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING, NamedTuple
+from uuid import UUID
+
+import anyio.to_thread
+
+from service.db import Connection
+from service.errors import DocumentNotFound, DocumentNotReady, InvalidPageRange
+from service.records import Document, Principal
+from service.services import projects
+from sql import queries
+
+if TYPE_CHECKING:
+    from service.runtime import Runtime
+
+logger = logging.getLogger(__name__)
+
+PAGE_MARKER = re.compile(r"^<!-- page (\d+) -->$", re.MULTILINE)
+
+#: What a person can do about each reason a document is not searchable.
+HINTS = {
+    "scanned_pdf": "Scanned PDF with no text layer: upload a version with text (run it through OCR first).",
+    "encrypted_document": "Password-protected: remove the password and upload it again.",
+    "corrupt_document": "The file is damaged: re-export or re-download it, then upload it again.",
+    "empty_document": "No text was found in the file.",
+    "unsupported_format": "Upload PDF, Word, PowerPoint, Excel, CSV, HTML, Markdown or text.",
+    "document_too_large": "Split the document into smaller files and upload them separately.",
+    "extraction_timeout": "Extraction took too long: split the document, or re-extract to try again.",
+    "extraction_stalled": "Extraction did not finish: re-extract the document to try again.",
+    "original_missing": "The original file is gone from storage: delete the document and upload it again.",
+}
+
+
+class DocumentText(NamedTuple):
+    document: Document
+    first_page: int
+    last_page: int
+    markdown: str
+    truncated: bool
+
+
+async def list_documents(
+    conn: Connection, principal: Principal, project_id: UUID
+) -> list[Document]:
+    await projects.get_project(conn, principal.user_id, project_id)
+    rows = await (
+        await conn.execute(
+            queries["list_documents"], {"project_id": project_id, "user_id": principal.user_id}
+        )
+    ).fetchall()
+    return [Document.from_row(row) for row in rows]
+
+
+async def get_document(conn: Connection, principal: Principal, document_id: UUID) -> Document:
+    row = await (
+        await conn.execute(
+            queries["fetch_document"], {"document_id": document_id, "user_id": principal.user_id}
+        )
+    ).fetchone()
+    if row is None:
+        raise DocumentNotFound()
+    return Document.from_row(row)
+
+
+def parse_pages(text: str | None) -> tuple[int, int] | None:
+    """``"3"`` → (3, 3), ``"3-5"`` → (3, 5); None for no range."""
+    if text is None or not text.strip():
+        return None
+    match = re.fullmatch(r"\s*(\d{1,6})\s*(?:-\s*(\d{1,6})\s*)?", text)
+    if match is None:
+        raise InvalidPageRange(f"Pages must look like 3 or 3-5, not {text!r}.")
+    first = int(match[1])
+    last = int(match[2] or match[1])
+    if first < 1 or last < first:
+        raise InvalidPageRange(f"The page range {text!r} is empty or starts before page 1.")
+    return first, last
+
+
+def slice_pages(markdown: str, first: int, last: int) -> str:
+    """The part of page-marked Markdown from page ``first`` through ``last``."""
+    starts = {int(m[1]): m.start() for m in PAGE_MARKER.finditer(markdown)}
+    if not starts:
+        return markdown if first == 1 else ""
+    begin = starts.get(first)
+    if begin is None:
+        return ""
+    after = [offset for page, offset in starts.items() if page > last]
+    return markdown[begin : min(after) if after else len(markdown)]
+
+
+async def read_text(
+    conn: Connection,
+    principal: Principal,
+    document_id: UUID,
+    pages: tuple[int, int] | None = None,
+    *,
+    max_chars: int | None = None,
+) -> DocumentText:
+    """A ready document's Markdown, whole or for a page range, optionally bounded in size."""
+    document = await get_document(conn, principal, document_id)
+    if not document.searchable:
+        raise DocumentNotReady(_not_ready_message(document))
+    row = await (
+        await conn.execute(
+            queries["fetch_document_text"],
+            {"document_id": document_id, "user_id": principal.user_id},
+        )
+    ).fetchone()
+    if row is None or row["markdown"] is None:
+        raise DocumentNotReady(_not_ready_message(document))
+    page_count = document.page_count or 1
+    first, last = pages or (1, page_count)
+    if first > page_count:
+        raise InvalidPageRange(
+            f"The document has {page_count} page(s); page {first} does not exist."
+        )
+    last = min(last, page_count)
+    markdown = slice_pages(row["markdown"], first, last)
+    truncated = max_chars is not None and len(markdown) > max_chars
+    if truncated and max_chars is not None:
+        markdown = markdown[:max_chars]
+    return DocumentText(document, first, last, markdown, truncated)
+
+
+def _not_ready_message(document: Document) -> str:
+    if document.status == "error":
+        return f"{document.name!r} cannot be searched: {document.error_message}"
+    return f"{document.name!r} is still being extracted ({document.status}); try again shortly."
+
+
+async def download_url(
+    runtime: Runtime, conn: Connection, principal: Principal, document_id: UUID
+) -> str:
+    """A short-lived link to the original, served inline so ``#page=N`` works."""
+    document = await get_document(conn, principal, document_id)
+    if document.object_key is None:
+        raise DocumentNotFound("The original of this document was not kept.")
+    key = document.object_key
+    return await anyio.to_thread.run_sync(
+        lambda: runtime.blobs.download_url(
+            key,
+            filename=document.name,
+            content_type=document.content_type,
+            expires_in=runtime.settings.storage.download_expiry_seconds,
+        )
+    )
+
+
+async def delete_document(
+    runtime: Runtime, conn: Connection, principal: Principal, document_id: UUID
+) -> None:
+    """Remove the row, then the original. Deleting what is not there (or not yours) is a no-op."""
+    row = await (
+        await conn.execute(
+            queries["delete_document"], {"document_id": document_id, "user_id": principal.user_id}
+        )
+    ).fetchone()
+    if row is None or row["object_key"] is None:
+        return
+    try:
+        await anyio.to_thread.run_sync(runtime.blobs.delete, row["object_key"])
+    except Exception:
+        # The row is gone, so the document is gone for every reader; an orphaned
+        # original is only storage, and is logged for the operator.
+        logger.warning(
+            "could not delete the original of document %s at %s", document_id, row["object_key"]
+        )
+
+
+async def reextract(
+    runtime: Runtime, conn: Connection, principal: Principal, document_id: UUID
+) -> Document:
+    """Extract a document again from its original (after a fix, or a failure)."""
+    await get_document(conn, principal, document_id)
+    row = await (
+        await conn.execute(
+            queries["reset_document_for_extraction"],
+            {"document_id": document_id, "user_id": principal.user_id},
+        )
+    ).fetchone()
+    if row is None:
+        raise DocumentNotFound(
+            "The original of this document was not kept, so it cannot be re-extracted."
+        )
+    await runtime.jobs.enqueue_extraction(document_id)
+    return await get_document(conn, principal, document_id)

@@ -1,0 +1,138 @@
+"""Extract one stored document and save the outcome: the step jobs and `shortlist ingest` share.
+
+A document ends ``ready`` (its whole Markdown saved once, with a content hash)
+or ``error`` (a stable code and a message a person can act on). Transient
+trouble — the database or blob store unreachable — is raised instead, so the
+job queue retries it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import TYPE_CHECKING, NamedTuple
+from uuid import UUID
+
+import anyio.to_thread
+
+from extract import Extraction, ExtractionError, ExtractionLimits, extract_in_sandbox
+from service.blobs import BlobNotFound
+from service.db import Connection, connection
+from sql import queries
+
+if TYPE_CHECKING:
+    from service.runtime import Runtime
+    from service.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+#: Channel on which a document that became ready is announced (payload: its id).
+READY_CHANNEL = "shortlist_document_ready"
+
+
+class Outcome(NamedTuple):
+    document_id: UUID
+    status: str
+    error_code: str | None = None
+    error_message: str | None = None
+
+
+def limits_for(settings: Settings) -> ExtractionLimits:
+    return ExtractionLimits(
+        max_bytes=settings.storage.max_upload_bytes,
+        max_pages=settings.extraction.max_pages,
+        timeout_seconds=settings.extraction.timeout_seconds,
+        memory_mb=settings.extraction.memory_mb,
+    )
+
+
+def content_hash(markdown: str) -> str:
+    return hashlib.sha256(markdown.encode("utf-8")).hexdigest()
+
+
+async def save_extraction(conn: Connection, document_id: UUID, extraction: Extraction) -> bool:
+    """Store a successful extraction; False when the document was deleted meanwhile."""
+    row = await (
+        await conn.execute(
+            queries["store_extraction"],
+            {
+                "document_id": document_id,
+                "markdown": extraction.markdown,
+                "content_hash": content_hash(extraction.markdown),
+                "kind": extraction.kind,
+                "page_count": extraction.page_count,
+                "warnings": list(extraction.warnings),
+            },
+        )
+    ).fetchone()
+    if row is not None:
+        await conn.execute("SELECT pg_notify(%s, %s)", (READY_CHANNEL, str(document_id)))
+    return row is not None
+
+
+async def save_failure(conn: Connection, document_id: UUID, code: str, message: str) -> None:
+    await conn.execute(
+        queries["store_extraction_error"],
+        {"document_id": document_id, "error_code": code, "error_message": message},
+    )
+
+
+async def extract_bytes(
+    runtime: Runtime, data: bytes, filename: str, content_type: str | None
+) -> Extraction:
+    """Run the sandboxed extractor in a worker thread (it blocks on its child process)."""
+    limits = limits_for(runtime.settings)
+    return await anyio.to_thread.run_sync(
+        lambda: extract_in_sandbox(data, filename, content_type, limits=limits),
+        abandon_on_cancel=True,
+    )
+
+
+async def extract_and_save(
+    runtime: Runtime, document_id: UUID, data: bytes, filename: str, content_type: str | None
+) -> Outcome:
+    """Extract ``data`` and record the outcome on the (already claimed) document.
+
+    No connection is held while the extractor runs (it may take minutes).
+    """
+    try:
+        extraction = await extract_bytes(runtime, data, filename, content_type)
+    except ExtractionError as exc:
+        async with connection(runtime.pool) as conn:
+            await save_failure(conn, document_id, exc.code, exc.message)
+        return Outcome(document_id, "error", exc.code, exc.message)
+    async with connection(runtime.pool) as conn:
+        saved = await save_extraction(conn, document_id, extraction)
+    return Outcome(document_id, "ready" if saved else "deleted")
+
+
+async def claim(conn: Connection, document_id: UUID) -> dict[str, object] | None:
+    """Mark the document as being extracted; None when it is gone or already settled."""
+    return await (
+        await conn.execute(queries["claim_document_for_extraction"], {"document_id": document_id})
+    ).fetchone()
+
+
+async def extract_stored_document(runtime: Runtime, document_id: UUID) -> Outcome:
+    """The job body: fetch the original from the blob store, extract it, save the outcome."""
+    async with connection(runtime.pool) as conn:
+        row = await claim(conn, document_id)
+    if row is None:
+        return Outcome(document_id, "skipped")
+    key = str(row["object_key"])
+    try:
+        data = await anyio.to_thread.run_sync(runtime.blobs.read, key)
+    except BlobNotFound:
+        async with connection(runtime.pool) as conn:
+            await save_failure(
+                conn,
+                document_id,
+                "original_missing",
+                "The uploaded file is missing from storage; upload it again.",
+            )
+        return Outcome(document_id, "error", "original_missing")
+    outcome = await extract_and_save(
+        runtime, document_id, data, str(row["name"]), str(row["content_type"])
+    )
+    logger.info("document %s: %s %s", document_id, outcome.status, outcome.error_code or "")
+    return outcome

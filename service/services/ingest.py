@@ -1,0 +1,75 @@
+"""`shortlist ingest`: extract local files and store them directly, no upload grant, no queue.
+
+It shares every step that matters with the upload flow — the same file checks,
+the same duplicate-name rule (and unique index), the same sandboxed extractor
+and the same code that saves the outcome — and keeps the original in the blob
+store too, so ``open`` and ``re-extract`` work for ingested documents.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+import anyio.to_thread
+
+from service.db import connection, unique_violation_as
+from service.errors import DuplicateDocumentName, ShortlistError
+from service.records import Document, Project
+from service.services import uploads
+from service.services.extraction import Outcome, extract_and_save
+from sql import queries
+
+if TYPE_CHECKING:
+    from service.runtime import Runtime
+
+
+class Ingested(NamedTuple):
+    path: Path
+    document: Document | None
+    outcome: Outcome | None
+    error: ShortlistError | None
+
+
+async def ingest_file(
+    runtime: Runtime, project: Project, path: Path, *, name: str | None = None
+) -> Ingested:
+    """Extract and store one file; a refusal or failure is returned, never raised."""
+    try:
+        data = await anyio.to_thread.run_sync(path.read_bytes)
+        guessed = mimetypes.guess_type(path.name)[0]
+        clean_name, content_type = uploads.check_file(
+            runtime, name or path.name, guessed, len(data)
+        )
+        key = uploads.object_key(project.id, uuid.uuid4())
+        async with connection(runtime.pool) as conn:
+            await uploads.ensure_name_is_free(conn, project.id, clean_name)
+            await anyio.to_thread.run_sync(lambda: runtime.blobs.write(key, data, content_type))
+            duplicate = DuplicateDocumentName(
+                f"A document named {clean_name!r} is already in this project."
+            )
+            try:
+                with unique_violation_as(duplicate):
+                    row = await (
+                        await conn.execute(
+                            queries["insert_ingested_document"],
+                            {
+                                "project_id": project.id,
+                                "name": clean_name,
+                                "content_type": content_type,
+                                "size_bytes": len(data),
+                                "object_key": key,
+                            },
+                        )
+                    ).fetchone()
+            except DuplicateDocumentName:
+                await anyio.to_thread.run_sync(runtime.blobs.delete, key)
+                raise
+        assert row is not None
+        document = Document.from_row(row)
+    except ShortlistError as exc:
+        return Ingested(path, None, None, exc)
+    outcome = await extract_and_save(runtime, document.id, data, clean_name, content_type)
+    return Ingested(path, document, outcome, None)

@@ -1,0 +1,151 @@
+"""Mentions: every ready document of a project that contains a word or phrase, counted.
+
+Search returns a top-k sample ranked by relevance; this answers the questions a
+sample cannot — "list all", "how many", "is it anywhere?" — exhaustively. A term
+matches case-insensitively as an exact substring after whitespace is collapsed
+(so a phrase broken across lines still matches). PostgreSQL scans the Markdown
+of every ready document in the project on each call: linear in the project's
+text, which is fine at the scale of one person's projects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, NamedTuple, get_args
+from uuid import UUID
+
+from service.db import Connection
+from service.errors import InvalidRequest
+from service.records import Principal, Project
+from service.services import projects
+from sql import queries
+
+Match = Literal["all", "any"]
+
+MAX_TERMS = 20
+MAX_TERM_CHARS = 200
+
+
+class TermCount(NamedTuple):
+    """How often one term occurs in one document, and the pages it is on."""
+
+    term: str
+    occurrences: int
+    pages: tuple[int, ...]
+    """Pages holding the term; an occurrence that straddles a page break is counted but has no page."""
+
+
+class DocumentMentions(NamedTuple):
+    document_id: UUID
+    document_name: str
+    terms: tuple[TermCount, ...]
+    """One entry per searched term, in the order the terms were given."""
+
+    @property
+    def total(self) -> int:
+        return sum(term.occurrences for term in self.terms)
+
+
+class TermTotal(NamedTuple):
+    term: str
+    occurrences: int
+    documents: int
+
+
+class Mentions(NamedTuple):
+    project: Project
+    terms: tuple[str, ...]
+    """The terms as matched: whitespace collapsed (case is ignored when matching)."""
+    match: Match
+    documents: list[DocumentMentions]
+    """Documents that satisfy ``match``, by name."""
+    totals: tuple[TermTotal, ...]
+    """Per term, over every searched document (not only those listed)."""
+    documents_searched: int
+    """Ready documents scanned: all of the project's searchable documents."""
+    documents_not_searchable: int
+    """Documents of the project not scanned because they are pending or failed."""
+
+
+def normalise_terms(terms: Sequence[str]) -> tuple[str, ...]:
+    """Collapse whitespace, drop duplicates (ignoring case), and check the limits."""
+    cleaned: list[str] = []
+    seen: set[str] = set()
+    for raw in terms:
+        term = " ".join(raw.split())
+        if not term or term.casefold() in seen:
+            continue
+        if len(term) > MAX_TERM_CHARS:
+            raise InvalidRequest(
+                f"A term may be at most {MAX_TERM_CHARS} characters; {term[:40]!r}… is {len(term)}.",
+                field="terms",
+            )
+        seen.add(term.casefold())
+        cleaned.append(term)
+    if not cleaned:
+        raise InvalidRequest(
+            "Give at least one non-empty word or phrase to look for.", field="terms"
+        )
+    if len(cleaned) > MAX_TERMS:
+        raise InvalidRequest(
+            f"At most {MAX_TERMS} terms per call; split the list into several calls.",
+            field="terms",
+        )
+    return tuple(cleaned)
+
+
+def check_match(match: str) -> Match:
+    choices: tuple[Match, ...] = get_args(Match)
+    if match not in choices:
+        raise InvalidRequest(
+            f"match must be one of {', '.join(choices)}, not {match!r}.", field="match"
+        )
+    return match
+
+
+async def find_mentions(
+    conn: Connection,
+    principal: Principal,
+    project_id: UUID,
+    terms: Sequence[str],
+    match: str = "all",
+) -> Mentions:
+    """Every ready document of the project containing all (or any) of ``terms``, with counts."""
+    cleaned = normalise_terms(terms)
+    mode = check_match(match)
+    project = await projects.get_project(conn, principal.user_id, project_id)
+    rows = await (
+        await conn.execute(
+            queries["count_mentions"], {"project_id": project.id, "terms": list(cleaned)}
+        )
+    ).fetchall()
+    per_document: dict[UUID, list[TermCount]] = {}
+    names: dict[UUID, str] = {}
+    for row in rows:
+        names[row["document_id"]] = row["document_name"]
+        per_document.setdefault(row["document_id"], []).append(
+            TermCount(cleaned[row["term_index"] - 1], int(row["count"]), tuple(row["pages"]))
+        )
+    everything = [
+        DocumentMentions(document_id, names[document_id], tuple(counts))
+        for document_id, counts in per_document.items()
+    ]
+    wanted = all if mode == "all" else any
+    listed = [doc for doc in everything if wanted(term.occurrences > 0 for term in doc.terms)]
+    totals = tuple(
+        TermTotal(
+            term,
+            sum(doc.terms[i].occurrences for doc in everything),
+            sum(1 for doc in everything if doc.terms[i].occurrences > 0),
+        )
+        for i, term in enumerate(cleaned)
+    )
+    return Mentions(
+        project=project,
+        terms=cleaned,
+        match=mode,
+        documents=listed,
+        totals=totals,
+        documents_searched=len(everything),
+        documents_not_searchable=project.document_count - len(everything),
+    )

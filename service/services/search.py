@@ -1,0 +1,201 @@
+"""Search a project: feed the pure retrieval core from PostgreSQL, and keep its caches warm.
+
+Each process holds one :class:`SearchEngine`: the in-memory cache of chunked,
+tokenised documents (keyed by document id + content hash, so it is correct
+after a change made by any replica) and the reranker. Document text is read
+from PostgreSQL only for documents the cache is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+import anyio.to_thread
+import psycopg
+
+from retrieval import ChunkIndex, DocumentRef, SearchResult, SourceDocument
+from retrieval import search as retrieve
+from retrieval.rerankers import Reranker, make_reranker
+from service.db import Connection, Pool
+from service.errors import InvalidRequest
+from service.records import Principal
+from service.services import projects
+from service.services.extraction import READY_CHANNEL
+from sql import queries
+
+if TYPE_CHECKING:
+    from service.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+MB = 1024 * 1024
+#: How many recently extracted documents are loaded into the cache at start-up.
+WARM_AT_START = 2000
+
+
+def build_reranker(settings: Settings) -> Reranker:
+    kind = settings.reranker_kind
+    if kind == "cohere":
+        assert settings.cohere_api_key is not None, "reranker 'cohere' needs COHERE_API_KEY"
+        return make_reranker(
+            "cohere",
+            api_key=settings.cohere_api_key.get_secret_value(),
+            model=settings.search.cohere_model,
+            base_url=settings.search.cohere_base_url,
+            timeout=settings.search.rerank_timeout,
+            max_retries=settings.search.cohere_max_retries,
+            max_tokens_per_doc=settings.search.cohere_max_tokens_per_doc,
+        )
+    return make_reranker(kind)
+
+
+class SearchEngine:
+    """The process's chunk cache and reranker, and the search entry point."""
+
+    def __init__(self, settings: Settings, reranker: Reranker | None = None) -> None:
+        self.settings = settings
+        self.index = ChunkIndex(
+            chunk_size=settings.search.chunk_size,
+            language=settings.search.language,
+            max_bytes=settings.search.cache_max_mb * MB,
+        )
+        self.reranker = reranker or build_reranker(settings)
+        self._warmer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shortlist-warm")
+
+    def close(self) -> None:
+        self._warmer.shutdown(wait=False, cancel_futures=True)
+
+    def reranker_status(self) -> tuple[bool, str]:
+        """(ready, detail) for the health check; the local model is loaded here if needed."""
+        load = getattr(self.reranker, "load", None)
+        if load is not None and load() is None:
+            reason = (
+                getattr(self.reranker, "load_error", None) or "the local model could not be loaded"
+            )
+            return False, f"{reason}; results come back in BM25 order"
+        return True, self.reranker.name
+
+    async def search(
+        self,
+        conn: Connection,
+        principal: Principal,
+        project_id: UUID,
+        query: str,
+        *,
+        top_k: int | None = None,
+        document_ids: Sequence[UUID] | None = None,
+    ) -> SearchResult:
+        """The project's best passages for ``query``, cited to document and pages."""
+        await projects.get_project(conn, principal.user_id, project_id)
+        limit = self.settings.search.max_top_k
+        top_k = top_k or self.settings.search.default_top_k
+        if not 1 <= top_k <= limit:
+            raise InvalidRequest(f"top_k must be between 1 and {limit}.", field="top_k")
+        rows = await (
+            await conn.execute(
+                queries["list_ready_document_refs"],
+                {
+                    "project_id": project_id,
+                    "document_ids": list(document_ids) if document_ids else None,
+                },
+            )
+        ).fetchall()
+        refs = [DocumentRef(str(row["id"]), row["name"], row["content_hash"]) for row in rows]
+        loaded = await self._load_missing(conn, refs)
+        search_settings = self.settings.search
+        result = await anyio.to_thread.run_sync(
+            lambda: retrieve(
+                self.index,
+                query,
+                refs,
+                reranker=self.reranker,
+                top_k=top_k,
+                keep=search_settings.shortlist_keep,
+                max_candidates=search_settings.max_candidates,
+                rerank_timeout=search_settings.rerank_timeout,
+                documents=loaded,
+            )
+        )
+        if loaded:
+            self.warm(loaded)
+        return result
+
+    async def _load_missing(
+        self, conn: Connection, refs: Sequence[DocumentRef]
+    ) -> list[SourceDocument]:
+        missing = self.index.missing(refs)
+        if not missing:
+            return []
+        rows = await (
+            await conn.execute(
+                queries["fetch_documents_markdown"],
+                {"document_ids": [UUID(ref.id) for ref in missing]},
+            )
+        ).fetchall()
+        return [_source(row) for row in rows]
+
+    # --- warming -----------------------------------------------------------
+
+    def warm(self, documents: Iterable[SourceDocument]) -> None:
+        """In the background: cache the documents' chunks and the reranker's passage vectors."""
+        batch = list(documents)
+        if batch:
+            self._warmer.submit(self._warm_now, batch)
+
+    def _warm_now(self, documents: list[SourceDocument]) -> None:
+        try:
+            self.index.add(documents)
+            warm = getattr(self.reranker, "warm", None)
+            if warm is None:
+                return
+            for document in documents:
+                warm((chunk.key, chunk.passage) for chunk in self.index.chunks(document.ref))
+        except Exception:
+            logger.exception("warming the search caches failed")
+
+    async def warm_at_start(self, pool: Pool) -> None:
+        """Load the most recently extracted documents into the caches."""
+        try:
+            async with pool.connection() as conn:
+                rows = await (
+                    await conn.execute(
+                        queries["list_recent_ready_documents"], {"limit": WARM_AT_START}
+                    )
+                ).fetchall()
+        except (psycopg.Error, OSError):
+            logger.warning("could not read documents to warm the caches at start-up")
+            return
+        self.warm(_source(row) for row in rows)
+
+    async def follow_ready_documents(self, url: str) -> None:
+        """Warm each document as soon as any worker announces it ready (LISTEN/NOTIFY).
+
+        Reconnects after a database outage; runs until cancelled.
+        """
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+                    await conn.execute(f"LISTEN {READY_CHANNEL}")
+                    async for notify in conn.notifies():
+                        await self._warm_one(conn, notify.payload)
+            except (psycopg.Error, OSError):
+                await asyncio.sleep(2.0)
+
+    async def _warm_one(self, conn: Any, document_id: str) -> None:
+        from psycopg.rows import dict_row
+
+        async with conn.cursor(row_factory=dict_row) as cursor:
+            await cursor.execute(
+                queries["fetch_documents_markdown"], {"document_ids": [UUID(document_id)]}
+            )
+            rows = await cursor.fetchall()
+        self.warm(_source(row) for row in rows)
+
+
+def _source(row: dict[str, Any]) -> SourceDocument:
+    return SourceDocument(str(row["id"]), row["name"], row["content_hash"], row["markdown"])

@@ -1,0 +1,190 @@
+"""The three-step upload: grant, direct upload to the blob store, registration.
+
+Every check happens in :func:`grant_upload`, before the grant exists and so
+before any byte moves. :func:`register_document` trusts nothing the client
+says about the object: it re-derives the key from the upload it issued, asks
+the store what is there, and lets the unique index settle a race between two
+files of the same name.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, NamedTuple
+from uuid import UUID
+
+import anyio.to_thread
+
+from extract import UnsupportedFormatError, kind_for_upload
+from service.db import Connection, unique_violation_as
+from service.errors import (
+    DuplicateDocumentName,
+    FileTooLarge,
+    InvalidRequest,
+    UnsupportedFileType,
+    UploadAlreadyUsed,
+    UploadIncomplete,
+    UploadNotFound,
+)
+from service.filenames import clean_filename
+from service.records import Document, Principal, Upload
+from service.services import projects
+from sql import queries
+
+if TYPE_CHECKING:
+    from service.blobs import UploadGrant
+    from service.runtime import Runtime
+
+
+class GrantedUpload(NamedTuple):
+    upload: Upload
+    grant: UploadGrant
+
+
+def object_key(project_id: UUID, upload_id: UUID) -> str:
+    """Where an upload's bytes live; derived by the server, never taken from a client."""
+    return f"projects/{project_id}/uploads/{upload_id}"
+
+
+async def ensure_name_is_free(conn: Connection, project_id: UUID, name: str) -> None:
+    found = await (
+        await conn.execute(
+            queries["fetch_document_by_name"], {"project_id": project_id, "name": name}
+        )
+    ).fetchone()
+    if found is not None:
+        raise DuplicateDocumentName(
+            f"A document named {name!r} is already in this project; rename the file or delete the old one."
+        )
+
+
+def check_file(
+    runtime: Runtime, filename: str, content_type: str | None, size: int
+) -> tuple[str, str]:
+    """(clean name, content type) when the file may be uploaded; the refusal otherwise."""
+    name = clean_filename(filename)
+    limit = runtime.settings.storage.max_upload_bytes
+    if size < 1:
+        raise InvalidRequest("The file is empty.", field="size")
+    if size > limit:
+        raise FileTooLarge(
+            f"The file is {size / 1_048_576:.1f} MB; the limit is {limit / 1_048_576:.0f} MB.",
+            size=size,
+            limit=limit,
+        )
+    try:
+        kind = kind_for_upload(name, content_type)
+    except UnsupportedFormatError as exc:
+        raise UnsupportedFileType(exc.message) from exc
+    return name, content_type or _default_content_type(kind)
+
+
+def _default_content_type(kind: str) -> str:
+    return {
+        "pdf": "application/pdf",
+        "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+        "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "csv": "text/csv",
+        "html": "text/html",
+        "markdown": "text/markdown",
+    }.get(kind, "text/plain")
+
+
+async def grant_upload(
+    runtime: Runtime,
+    conn: Connection,
+    principal: Principal,
+    *,
+    project_id: UUID,
+    filename: str,
+    content_type: str | None,
+    size: int,
+) -> GrantedUpload:
+    """Check everything, record the upload, and return the grant a client uploads with."""
+    runtime.upload_limiter.check(str(principal.token_id))
+    await projects.get_project(conn, principal.user_id, project_id)
+    name, declared_type = check_file(runtime, filename, content_type, size)
+    await ensure_name_is_free(conn, project_id, name)
+
+    upload_id = uuid.uuid4()
+    key = object_key(project_id, upload_id)
+    expiry = runtime.settings.storage.upload_expiry_seconds
+    grant = await anyio.to_thread.run_sync(
+        lambda: runtime.blobs.presign_upload(
+            key, content_type=declared_type, max_size=size, expires_in=expiry
+        )
+    )
+    row = await (
+        await conn.execute(
+            queries["insert_upload"],
+            {
+                "id": upload_id,
+                "project_id": project_id,
+                "user_id": principal.user_id,
+                "filename": name,
+                "content_type": declared_type,
+                "size_bytes": size,
+                "object_key": key,
+                "expires_at": max(grant.expires_at, datetime.now(UTC) + timedelta(seconds=expiry)),
+            },
+        )
+    ).fetchone()
+    assert row is not None
+    return GrantedUpload(Upload.from_row(row), grant)
+
+
+async def register_document(
+    runtime: Runtime, conn: Connection, principal: Principal, *, project_id: UUID, upload_id: UUID
+) -> Document:
+    """Turn a finished upload into a pending document and queue its extraction."""
+    await projects.get_project(conn, principal.user_id, project_id)
+    async with conn.transaction():
+        row = await (
+            await conn.execute(
+                queries["fetch_upload_for_update"],
+                {"upload_id": upload_id, "project_id": project_id, "user_id": principal.user_id},
+            )
+        ).fetchone()
+        if row is None:
+            raise UploadNotFound()
+        upload = Upload.from_row(row)
+        if upload.consumed_at is not None:
+            raise UploadAlreadyUsed()
+        info = await anyio.to_thread.run_sync(runtime.blobs.head, upload.object_key)
+        if info is None:
+            raise UploadIncomplete(
+                "The file has not reached the blob store; upload it with the grant first."
+            )
+        if info.size != upload.size_bytes:
+            raise UploadIncomplete(
+                f"The stored file has {info.size} bytes but the grant was for {upload.size_bytes}; upload it again."
+            )
+        duplicate = DuplicateDocumentName(
+            f"A document named {upload.filename!r} is already in this project; rename the file or delete the old one."
+        )
+        try:
+            with unique_violation_as(duplicate):
+                created = await (
+                    await conn.execute(
+                        queries["insert_document"],
+                        {
+                            "project_id": project_id,
+                            "name": upload.filename,
+                            "content_type": upload.content_type,
+                            "size_bytes": upload.size_bytes,
+                            "object_key": upload.object_key,
+                            "status": "pending",
+                        },
+                    )
+                ).fetchone()
+        except DuplicateDocumentName:
+            # The loser of a same-name race keeps nothing behind in the store.
+            await anyio.to_thread.run_sync(runtime.blobs.delete, upload.object_key)
+            raise
+        await conn.execute(queries["consume_upload"], {"upload_id": upload_id})
+    assert created is not None
+    document = Document.from_row(created)
+    await runtime.jobs.enqueue_extraction(document.id)
+    return document

@@ -1,0 +1,247 @@
+"""The panel in headless Chromium against the real service: sign in, upload, follow
+extraction, see why a scan is not searchable, search, open a citation at its page, delete."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.services import users
+from tests.browser.conftest import create_user
+from tests.browser.live_service import run_service
+from tests.support.paths import CORPUS_DIR, REPO_DIR
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = REPO_DIR / "test-artifacts"
+REAL_PDF = CORPUS_DIR / "tables" / "github_sample.pdf"
+"""A real one-page text PDF from the corpus (the multi-page papers take ~30 s to extract here)."""
+EXTRACTION_TIMEOUT_MS = 90_000
+UI_TIMEOUT_MS = 20_000
+FIELD_NOTES_PAGES = [
+    "Field notes about coastal birds and the tides of the estuary.",
+    "Observations of wetland insects after heavy rain.",
+    "The quokka is a small marsupial living on Rottnest Island.",
+    "Closing remarks on seasonal migration.",
+]
+
+
+def field_notes_pdf() -> bytes:
+    """A text PDF whose only mention of quokkas is on page 3.
+
+    Each page repeats its sentence to about a chunk's length, so no passage spans two pages.
+    """
+    import pymupdf
+
+    document = pymupdf.open()
+    for text in FIELD_NOTES_PAGES:
+        page = document.new_page()
+        margin = pymupdf.Rect(72, 72, page.rect.width - 72, page.rect.height - 72)
+        page.insert_textbox(margin, " ".join([text] * 16), fontsize=11)
+    data: bytes = document.tobytes()
+    document.close()
+    return data
+
+
+def scanned_pdf() -> Path:
+    """A small PDF the corpus manifest says is an image-only scan."""
+    manifest = json.loads((CORPUS_DIR / "manifest.json").read_text())
+    scans = [
+        entry
+        for entry in manifest
+        if entry["category"] == "scanned_image_only" and entry.get("expect") == ["scanned"]
+    ]
+    smallest = min(scans, key=lambda entry: int(entry["size"]))
+    return CORPUS_DIR / str(smallest["path"])
+
+
+def as_upload(path: Path) -> dict[str, Any]:
+    """A file for the picker (Playwright cannot mix paths and in-memory files)."""
+    return {"name": path.name, "mimeType": "application/pdf", "buffer": path.read_bytes()}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    if not REAL_PDF.exists():
+        pytest.skip(f"the shared corpus is missing ({REAL_PDF})")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def alice(db_url: str) -> users.NewUser:
+    # Playwright's sync API keeps an event loop running on this thread: use another one.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, create_user(db_url, "alice")).result()
+
+
+@pytest.fixture
+def service_url(db_url: str, tmp_path: Path) -> Iterator[str]:
+    with run_service(db_url, tmp_path / "data") as url:
+        yield url
+
+
+def test_a_person_uploads_searches_opens_a_citation_and_deletes(
+    browser: Any, service_url: str, alice: users.NewUser
+) -> None:
+    from playwright.sync_api import expect
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    expect.set_options(timeout=UI_TIMEOUT_MS)  # CI machines are busy; nothing here waits idly
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(UI_TIMEOUT_MS)
+    page = context.new_page()
+    console_errors: list[str] = []
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda error: console_errors.append(str(error)))
+
+    # Sign in with the keyboard; the token stays out of page storage.
+    page.goto(service_url)
+    page.get_by_label("API token").fill(alice.token)
+    page.get_by_label("API token").press("Enter")
+    expect(page.locator("#user-name")).to_have_text("alice")
+    stored = page.evaluate("() => JSON.stringify([{...localStorage}, {...sessionStorage}])")
+    assert alice.token not in stored
+    assert "shortlist_session" not in page.evaluate("() => document.cookie")
+
+    # Projects: one whose name is HTML is shown as text; then the one we work in.
+    html_name = '<b>Papers</b> & "notes"'
+    for name in (html_name, "Field notes"):
+        page.get_by_label("New project").fill(name)
+        page.get_by_role("button", name="Create").click()
+        expect(page.locator("#project-select option:checked")).to_have_text(name)
+    expect(page.locator("#project-select option", has_text="Papers")).to_have_text(html_name)
+    assert page.locator("#project-select b").count() == 0
+
+    # Upload several files at once; a refused one says why before any byte moves.
+    scan = scanned_pdf()
+    odd_name = 'Q&A <b>draft "v2".txt'  # no "/": names may not carry a folder
+    page.locator("#file-input").set_input_files(
+        [
+            as_upload(REAL_PDF),
+            {"name": "field-notes.pdf", "mimeType": "application/pdf", "buffer": field_notes_pdf()},
+            as_upload(scan),
+            {"name": "tool.exe", "mimeType": "application/x-msdownload", "buffer": b"MZ" * 64},
+            {"name": odd_name, "mimeType": "text/plain", "buffer": b"Draft answers.\n" * 3},
+        ]
+    )
+    refused = page.locator('.upload-item[data-file-name="tool.exe"]')
+    expect(refused).to_have_attribute("data-state", "error")
+    expect(refused.locator(".upload-status")).to_contain_text("Refused:")
+    expect(refused.locator(".upload-status")).to_contain_text("not a supported file type")
+
+    # Statuses change from pending to ready (or not searchable) without a reload.
+    rows = page.locator("#documents-body tr")
+    real_row = rows.filter(has_text=REAL_PDF.name)
+    notes_row = rows.filter(has_text="field-notes.pdf")
+    scan_row = rows.filter(has_text=scan.name)
+    odd_row = rows.filter(has_text=odd_name)
+    for row in (real_row, notes_row, odd_row):
+        expect(row.locator(".badge.ready")).to_have_text("Ready", timeout=EXTRACTION_TIMEOUT_MS)
+    expect(odd_row.locator(".name")).to_have_text(odd_name)
+    assert page.locator("#documents-body b, #upload-list b").count() == 0
+    for name in (REAL_PDF.name, "field-notes.pdf"):
+        upload = page.locator(f'.upload-item[data-file-name="{name}"]')
+        expect(upload).to_have_attribute("data-state", "done")
+        assert upload.locator("progress").evaluate("bar => bar.value") == 1
+    expect(notes_row.locator("td").nth(1)).to_have_text(str(len(FIELD_NOTES_PAGES)))
+
+    # The scan is labelled, with its reason on hover and in the accessible popover.
+    summary = scan_row.locator("details.not-searchable summary")
+    expect(summary).to_have_text("Not searchable", timeout=EXTRACTION_TIMEOUT_MS)
+    reason = summary.get_attribute("title")
+    assert reason
+    summary.focus()
+    page.keyboard.press("Enter")
+    popover = scan_row.locator("details.not-searchable .popover")
+    expect(popover).to_be_visible()
+    expect(popover.locator(".reason")).to_have_text(reason)
+    expect(popover.locator(".hint")).to_contain_text("upload a version with text")
+    assert popover.get_attribute("id") == summary.get_attribute("aria-describedby")
+
+    # Delete, after confirming in a dialog.
+    dialogs: list[str] = []
+
+    def accept(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.accept()
+
+    page.on("dialog", accept)
+    odd_row.get_by_role("button", name=f"Delete {odd_name}").click()
+    expect(odd_row).to_have_count(0)
+    odd_upload = page.locator(".upload-item").filter(has_text=odd_name)
+    expect(odd_upload.locator(".upload-status")).to_have_text("Deleted")
+    expect(rows).to_have_count(3)
+    assert len(dialogs) == 1
+    assert odd_name in dialogs[0]
+
+    # Search: highlighted terms, a not-reranked marker, a citation that opens its page.
+    page.get_by_label("Search this project").fill("quokkas on Rottnest")
+    with page.expect_response(re.compile(r"/search$")) as searched:
+        page.get_by_role("button", name="Search", exact=True).click()
+    answer = searched.value.json()
+    results = page.locator("#search-results .result")
+    expect(results).to_have_count(len(answer["results"]))
+    expect(page.locator(".not-reranked")).to_be_visible()
+    assert answer["results"][0]["document"]["name"] == "field-notes.pdf", answer
+    first_page = answer["results"][0]["pages"][0]
+    assert first_page == 1 + next(
+        index for index, text in enumerate(FIELD_NOTES_PAGES) if "quokka" in text
+    )
+    marks = results.first.locator("mark").all_text_contents()
+    assert {mark.lower() for mark in marks} >= {"quokka", "rottnest"}
+    citation = results.first.locator("a.citation")
+    expect(citation).to_have_text(f"page {first_page}")
+
+    page.screenshot(path=str(ARTIFACTS / "panel-desktop.png"))
+    page.screenshot(path=str(ARTIFACTS / "panel-desktop-full.png"), full_page=True)
+
+    with context.expect_page() as opened:
+        citation.click()
+    original = opened.value
+    original.wait_for_url(re.compile(r"/blobs/"), timeout=15_000)
+    assert original.url.endswith(f"#page={first_page}")
+    original.close()
+
+    # Phone width: nothing overflows sideways.
+    page.set_viewport_size({"width": 360, "height": 740})
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 360
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.screenshot(path=str(ARTIFACTS / "panel-phone.png"))
+    page.screenshot(path=str(ARTIFACTS / "panel-phone-full.png"), full_page=True)
+
+    # Signing out forgets the session, also across a reload.
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_label("API token")).to_be_visible()
+    page.reload()
+    expect(page.get_by_label("API token")).to_be_visible()
+
+    expected = re.compile(r"status of (401|415)")  # signed out; the refused tool.exe
+    assert [error for error in console_errors if not expected.search(error)] == []
+    context.close()

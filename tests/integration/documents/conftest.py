@@ -1,0 +1,106 @@
+"""Fixtures for the document flow: users, a running app with its worker, and upload helpers."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import psycopg
+import pymupdf
+import pytest
+from litestar.testing import AsyncTestClient
+from psycopg.rows import dict_row
+
+from service.app import create_app
+from service.services import users
+from service.settings import Settings
+
+
+async def new_user(db_url: str, name: str) -> users.NewUser:
+    async with await psycopg.AsyncConnection.connect(
+        db_url, autocommit=True, row_factory=dict_row
+    ) as conn:
+        return await users.create_user(conn, name)
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def make_pdf(pages: list[str]) -> bytes:
+    """A real PDF with one text paragraph per page."""
+    doc = pymupdf.open()
+    for text in pages:
+        page = doc.new_page()
+        page.insert_textbox(pymupdf.Rect(72, 72, 540, 770), text, fontsize=11)
+    data: bytes = doc.tobytes()
+    doc.close()
+    return data
+
+
+class Uploader:
+    """Drives the three-step flow exactly as a client would."""
+
+    def __init__(self, client: Any, token: str) -> None:
+        self.client = client
+        self.headers = bearer(token)
+
+    async def grant(
+        self, project_id: Any, filename: str, data: bytes, content_type: str = "application/pdf"
+    ) -> Any:
+        return await self.client.post(
+            "/api/uploads",
+            json={
+                "project_id": str(project_id),
+                "filename": filename,
+                "content_type": content_type,
+                "size": len(data),
+            },
+            headers=self.headers,
+        )
+
+    async def send(self, grant: dict[str, Any], data: bytes) -> Any:
+        url = urlsplit(grant["url"])
+        target = f"{url.path}?{url.query}" if url.query else url.path
+        assert grant["method"] == "PUT", "the in-process client speaks to the local store"
+        return await self.client.put(target, content=data, headers=grant["headers"])
+
+    async def upload(
+        self, project_id: Any, filename: str, data: bytes, content_type: str = "application/pdf"
+    ) -> Any:
+        granted = await self.grant(project_id, filename, data, content_type)
+        assert granted.status_code == 201, granted.text
+        grant = granted.json()
+        sent = await self.send(grant, data)
+        assert sent.status_code in (200, 201), sent.text
+        return await self.client.post(
+            "/api/documents",
+            json={"project_id": str(project_id), "upload_id": grant["upload_id"]},
+            headers=self.headers,
+        )
+
+    async def wait_settled(self, document_id: str, within: float = 60.0) -> dict[str, Any]:
+        import anyio
+
+        deadline = time.monotonic() + within
+        while True:
+            body: dict[str, Any] = (
+                await self.client.get(f"/api/documents/{document_id}", headers=self.headers)
+            ).json()
+            if body["status"] in ("ready", "error") or time.monotonic() > deadline:
+                return body
+            await anyio.sleep(0.2)
+
+
+@pytest.fixture
+async def app_client(settings: Settings) -> AsyncIterator[Any]:
+    async with AsyncTestClient(app=create_app(settings)) as client:
+        yield client
+
+
+@pytest.fixture
+def data_dir(settings: Settings) -> Path:
+    return settings.data_dir

@@ -1,0 +1,283 @@
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from tests.integration.documents.conftest import Uploader, bearer, make_pdf, new_user
+from tests.support.paths import CORPUS_DIR
+
+pytestmark = pytest.mark.anyio
+
+# Each page holds more text than one chunk's budget, so no chunk spans both pages.
+FILLER = " ".join(["Cells keep their membranes intact while dividing."] * 30)
+TWO_PAGES = make_pdf(
+    [
+        f"Photosynthesis converts light energy into chemical energy in chloroplasts. {FILLER}",
+        f"The mitochondria produce adenosine triphosphate through oxidative phosphorylation. {FILLER}",
+    ]
+)
+
+
+def assert_error(response: Any, status: int, code: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.json()["code"] == code
+    assert response.json()["message"]
+
+
+async def test_an_uploaded_pdf_becomes_ready_and_searchable_with_page_citations(
+    app_client: Any, db_url: str
+) -> None:
+    alice = await new_user(db_url, "alice")
+    uploader = Uploader(app_client, alice.token)
+
+    created = await uploader.upload(alice.project.id, "cells.pdf", TWO_PAGES)
+    assert created.status_code == 201, created.text
+    assert created.json()["status"] == "pending"
+    document = await uploader.wait_settled(created.json()["id"])
+
+    assert document["status"] == "ready", document
+    assert document["page_count"] == 2
+    assert document["searchable"] is True
+    found = await app_client.post(
+        f"/api/projects/{alice.project.id}/search",
+        json={"query": "oxidative phosphorylation mitochondria"},
+        headers=bearer(alice.token),
+    )
+    assert found.status_code == 200, found.text
+    body = found.json()
+    assert body["results"][0]["document"] == {"id": document["id"], "name": "cells.pdf"}
+    assert body["results"][0]["pages"] == [2, 2]
+    assert "mitochondria" in body["results"][0]["text"]
+    assert body["sources"][0]["first_page"] == 2
+    assert body["reranker"] == "none"
+
+
+async def test_the_text_of_a_page_range_can_be_read(app_client: Any, db_url: str) -> None:
+    alice = await new_user(db_url, "alice")
+    uploader = Uploader(app_client, alice.token)
+    document = await uploader.wait_settled(
+        (await uploader.upload(alice.project.id, "cells.pdf", TWO_PAGES)).json()["id"]
+    )
+
+    page_two = await app_client.get(
+        f"/api/documents/{document['id']}/text?pages=2", headers=bearer(alice.token)
+    )
+    bad = await app_client.get(
+        f"/api/documents/{document['id']}/text?pages=3-1", headers=bearer(alice.token)
+    )
+
+    assert page_two.status_code == 200
+    assert "mitochondria" in page_two.json()["markdown"]
+    assert "Photosynthesis" not in page_two.json()["markdown"]
+    assert page_two.json()["pages"] == [2, 2]
+    assert_error(bad, 400, "invalid_page_range")
+
+
+async def test_refusals_happen_before_any_byte_moves(app_client: Any, db_url: str) -> None:
+    alice = await new_user(db_url, "alice")
+    bob = await new_user(db_url, "bob")
+    uploader = Uploader(app_client, alice.token)
+    await uploader.wait_settled(
+        (await uploader.upload(alice.project.id, "Report.pdf", TWO_PAGES)).json()["id"]
+    )
+
+    too_big = await app_client.post(
+        "/api/uploads",
+        json={
+            "project_id": str(alice.project.id),
+            "filename": "big.pdf",
+            "content_type": "application/pdf",
+            "size": 51 * 1024 * 1024,
+        },
+        headers=bearer(alice.token),
+    )
+    wrong_type = await uploader.grant(
+        alice.project.id, "tool.exe", b"MZ" * 10, "application/x-msdownload"
+    )
+    duplicate = await uploader.grant(alice.project.id, "  report.PDF ", TWO_PAGES)
+    not_yours = await Uploader(app_client, bob.token).grant(alice.project.id, "x.pdf", TWO_PAGES)
+
+    assert_error(too_big, 413, "file_too_large")
+    assert_error(wrong_type, 415, "unsupported_file_type")
+    assert_error(duplicate, 409, "duplicate_document_name")
+    assert_error(not_yours, 404, "project_not_found")
+
+
+async def test_a_49_mb_upload_is_granted_and_a_51_mb_one_refused(
+    app_client: Any, db_url: str
+) -> None:
+    alice = await new_user(db_url, "alice")
+
+    ok = await app_client.post(
+        "/api/uploads",
+        headers=bearer(alice.token),
+        json={
+            "project_id": str(alice.project.id),
+            "filename": "big.pdf",
+            "content_type": "application/pdf",
+            "size": 49 * 1024 * 1024,
+        },
+    )
+    refused = await app_client.post(
+        "/api/uploads",
+        headers=bearer(alice.token),
+        json={
+            "project_id": str(alice.project.id),
+            "filename": "bigger.pdf",
+            "content_type": "application/pdf",
+            "size": 51 * 1024 * 1024,
+        },
+    )
+
+    assert ok.status_code == 201
+    assert ok.json()["method"] == "PUT"
+    assert_error(refused, 413, "file_too_large")
+
+
+async def test_registering_needs_the_bytes_in_the_store_and_works_once(
+    app_client: Any, db_url: str
+) -> None:
+    alice = await new_user(db_url, "alice")
+    uploader = Uploader(app_client, alice.token)
+    grant = (await uploader.grant(alice.project.id, "cells.pdf", TWO_PAGES)).json()
+    register = {"project_id": str(alice.project.id), "upload_id": grant["upload_id"]}
+
+    early = await app_client.post("/api/documents", json=register, headers=bearer(alice.token))
+    await uploader.send(grant, TWO_PAGES)
+    first = await app_client.post("/api/documents", json=register, headers=bearer(alice.token))
+    second = await app_client.post("/api/documents", json=register, headers=bearer(alice.token))
+
+    assert_error(early, 400, "upload_incomplete")
+    assert first.status_code == 201
+    assert_error(second, 409, "upload_already_used")
+
+
+async def test_two_uploads_of_the_same_name_racing_leave_exactly_one_document(
+    app_client: Any, db_url: str
+) -> None:
+    alice = await new_user(db_url, "alice")
+    uploader = Uploader(app_client, alice.token)
+    grants = [
+        (await uploader.grant(alice.project.id, "same.pdf", TWO_PAGES)).json() for _ in range(2)
+    ]
+    for grant in grants:
+        await uploader.send(grant, TWO_PAGES)
+
+    responses = await asyncio.gather(
+        *(
+            app_client.post(
+                "/api/documents",
+                json={"project_id": str(alice.project.id), "upload_id": g["upload_id"]},
+                headers=bearer(alice.token),
+            )
+            for g in grants
+        )
+    )
+
+    assert sorted(r.status_code for r in responses) == [201, 409]
+    loser = next(r for r in responses if r.status_code == 409)
+    assert loser.json()["code"] == "duplicate_document_name"
+    listing = (
+        await app_client.get(
+            f"/api/projects/{alice.project.id}/documents", headers=bearer(alice.token)
+        )
+    ).json()
+    assert [d["name"] for d in listing["documents"]] == ["same.pdf"]
+
+
+async def test_a_scanned_pdf_is_listed_as_not_searchable_with_a_reason_and_hint(
+    app_client: Any, db_url: str
+) -> None:
+    alice = await new_user(db_url, "alice")
+    uploader = Uploader(app_client, alice.token)
+    scan = (CORPUS_DIR / "scanned_image_only" / "c02-22.pdf").read_bytes()
+
+    created = await uploader.upload(alice.project.id, "scan.pdf", scan)
+    document = await uploader.wait_settled(created.json()["id"])
+
+    assert document["status"] == "error"
+    assert document["searchable"] is False
+    assert document["error"]["code"] == "scanned_pdf"
+    assert "scan" in document["error"]["message"].lower()
+    assert document["error"]["hint"]
+
+
+async def test_deleting_a_document_removes_it_from_lists_search_and_the_store(
+    app_client: Any, db_url: str, data_dir: Any
+) -> None:
+    alice = await new_user(db_url, "alice")
+    uploader = Uploader(app_client, alice.token)
+    document = await uploader.wait_settled(
+        (await uploader.upload(alice.project.id, "cells.pdf", TWO_PAGES)).json()["id"]
+    )
+    stored = list((data_dir / "blobs").rglob("*"))
+    assert any(path.is_file() for path in stored)
+
+    first = await app_client.delete(f"/api/documents/{document['id']}", headers=bearer(alice.token))
+    again = await app_client.delete(f"/api/documents/{document['id']}", headers=bearer(alice.token))
+    listing = (
+        await app_client.get(
+            f"/api/projects/{alice.project.id}/documents", headers=bearer(alice.token)
+        )
+    ).json()
+    found = (
+        await app_client.post(
+            f"/api/projects/{alice.project.id}/search",
+            json={"query": "mitochondria"},
+            headers=bearer(alice.token),
+        )
+    ).json()
+
+    assert (first.status_code, again.status_code) == (204, 204)
+    assert listing["documents"] == []
+    assert found["results"] == []
+    assert not any(path.is_file() for path in (data_dir / "blobs").rglob("*"))
+
+
+async def test_another_users_document_cannot_be_read_opened_or_deleted(
+    app_client: Any, db_url: str
+) -> None:
+    alice = await new_user(db_url, "alice")
+    bob = await new_user(db_url, "bob")
+    uploader = Uploader(app_client, alice.token)
+    document = await uploader.wait_settled(
+        (await uploader.upload(alice.project.id, "cells.pdf", TWO_PAGES)).json()["id"]
+    )
+    path = f"/api/documents/{document['id']}"
+
+    for response in (
+        await app_client.get(path, headers=bearer(bob.token)),
+        await app_client.get(f"{path}/text", headers=bearer(bob.token)),
+        await app_client.get(f"{path}/file", headers=bearer(bob.token)),
+        await app_client.post(f"{path}/reextract", headers=bearer(bob.token)),
+    ):
+        assert_error(response, 404, "document_not_found")
+    await app_client.delete(path, headers=bearer(bob.token))
+    assert (await app_client.get(path, headers=bearer(alice.token))).json()["status"] == "ready"
+
+
+async def test_the_original_opens_inline_and_reextract_settles_again(
+    app_client: Any, db_url: str
+) -> None:
+    alice = await new_user(db_url, "alice")
+    uploader = Uploader(app_client, alice.token)
+    document = await uploader.wait_settled(
+        (await uploader.upload(alice.project.id, "cells.pdf", TWO_PAGES)).json()["id"]
+    )
+
+    link = (
+        await app_client.get(f"/api/documents/{document['id']}/file", headers=bearer(alice.token))
+    ).json()
+    url = link["url"].split("//", 1)[1].split("/", 1)[1]
+    original = await app_client.get("/" + url)
+    again = await app_client.post(
+        f"/api/documents/{document['id']}/reextract", headers=bearer(alice.token)
+    )
+
+    assert original.status_code == 200
+    assert original.content == TWO_PAGES
+    assert original.headers["content-disposition"].startswith("inline")
+    assert again.status_code == 202
+    assert (await uploader.wait_settled(document["id"]))["status"] == "ready"
