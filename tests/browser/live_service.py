@@ -17,7 +17,14 @@ from tests.conftest import make_settings
 
 
 @contextmanager
-def run_service(db_url: str, data_dir: Path, *, startup_timeout: float = 60.0) -> Iterator[str]:
+def run_service(
+    db_url: str,
+    data_dir: Path,
+    *,
+    startup_timeout: float = 60.0,
+    server: dict[str, object] | None = None,
+    **overrides: object,
+) -> Iterator[str]:
     """Serve Shortlist on a free loopback port until the block ends; yields its base URL.
 
     The port is bound before the app is built so the public URL (which local
@@ -26,15 +33,17 @@ def run_service(db_url: str, data_dir: Path, *, startup_timeout: float = 60.0) -
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     base_url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    settings = make_settings(db_url, data_dir, server={"public_url": base_url})
+    settings = make_settings(
+        db_url, data_dir, server={"public_url": base_url, **(server or {})}, **overrides
+    )
     config = uvicorn.Config(
         create_app(settings), log_level="warning", lifespan="on", ws="none", http="h11"
     )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    uvicorn_server = uvicorn.Server(config)
+    thread = threading.Thread(target=uvicorn_server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + startup_timeout
-    while not server.started:
+    while not uvicorn_server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
             raise RuntimeError("The service did not start.")
         time.sleep(0.02)
@@ -42,6 +51,6 @@ def run_service(db_url: str, data_dir: Path, *, startup_timeout: float = 60.0) -
         assert httpx.get(f"{base_url}/api/health", timeout=10).status_code == 200
         yield base_url
     finally:
-        server.should_exit = True
+        uvicorn_server.should_exit = True
         thread.join(timeout=30)
         sock.close()

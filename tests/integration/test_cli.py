@@ -175,3 +175,39 @@ def test_ingest_then_search_returns_the_cited_page(db_url: str, tmp_path: Path) 
     assert body["results"][0]["document"]["name"] == "cells.pdf"
     assert 2 in range(body["results"][0]["pages"][0], body["results"][0]["pages"][1] + 1)
     assert set(body) >= {"results", "sources", "reranker", "reranked", "warnings"}
+
+
+def test_upload_goes_through_the_grant_flow_to_a_running_service(
+    db_url: str, tmp_path: Path
+) -> None:
+    from tests.browser.live_service import run_service
+
+    pdf = _two_page_pdf(tmp_path)
+    created = json.loads(shortlist(db_url, tmp_path, "user", "create", "alice", "--json").stdout)
+
+    with run_service(db_url, tmp_path / "service") as base_url:
+        env = {**os.environ, "DATABASE_URL": db_url, "SHORTLIST_TOKEN": created["token"]}
+        result = subprocess.run(
+            [sys.executable, "-m", "service.cli", "upload", str(pdf), "--url", base_url, "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        again = subprocess.run(
+            [sys.executable, "-m", "service.cli", "upload", str(pdf), "--url", base_url, "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+
+    assert result.returncode == 0, result.stderr
+    [entry] = json.loads(result.stdout)
+    assert entry["status"] == "ready"
+    assert entry["document"]["name"] == "cells.pdf"
+    assert "cells.pdf" in result.stderr, "the progress bar is drawn on stderr"
+    assert again.returncode == 2
+    assert json.loads(again.stdout)[0]["error"]["code"] == "duplicate_document_name"

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 import pytest
@@ -281,3 +282,38 @@ async def test_the_original_opens_inline_and_reextract_settles_again(
     assert original.headers["content-disposition"].startswith("inline")
     assert again.status_code == 202
     assert (await uploader.wait_settled(document["id"]))["status"] == "ready"
+
+
+def _pdf_of_size(target: int) -> bytes:
+    """A real three-page text PDF padded to ``target`` bytes with an incompressible attachment."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    for number in range(1, 4):
+        doc.new_page().insert_textbox(
+            pymupdf.Rect(72, 72, 540, 770),
+            f"Page {number}: glacier survey results. {FILLER}",
+            fontsize=11,
+        )
+    base = len(doc.tobytes())
+    doc.embfile_add("padding.bin", os.urandom(max(0, target - base - 4096)))
+    data: bytes = doc.tobytes(deflate=False)
+    doc.close()
+    return data
+
+
+async def test_a_49_mb_pdf_uploads_through_the_rest_flow_and_becomes_ready(
+    app_client: Any, db_url: str
+) -> None:
+    alice = await new_user(db_url, "alice")
+    uploader = Uploader(app_client, alice.token)
+    data = _pdf_of_size(49 * 1024 * 1024)
+    assert 48 * 1024 * 1024 < len(data) <= 49 * 1024 * 1024
+
+    created = await uploader.upload(alice.project.id, "big.pdf", data)
+    assert created.status_code == 201, created.text
+    document = await uploader.wait_settled(created.json()["id"], within=180)
+
+    assert document["status"] == "ready", document
+    assert document["size_bytes"] == len(data)
+    assert document["page_count"] == 3
