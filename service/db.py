@@ -29,6 +29,12 @@ logger = logging.getLogger(__name__)
 Connection = psycopg.AsyncConnection[DictRow]
 Pool = AsyncConnectionPool[Connection]
 
+#: How long the pool keeps retrying one lost connection before giving up on it. psycopg's
+#: backoff doubles without a cap (1, 2, 4, 8… s) until this runs out, so a long window
+#: means a long wait after the database returns; once a retry gives up, the next request
+#: starts a fresh one at once. 10 s keeps the gap between attempts at 4 s or less.
+RECONNECT_WINDOW_SECONDS = 10.0
+
 
 @dataclass
 class DatabaseLocation:
@@ -76,7 +82,7 @@ def create_pool(url: str, settings: Settings) -> Pool:
         max_size=settings.database.pool_max_size,
         timeout=settings.database.pool_timeout,
         check=AsyncConnectionPool.check_connection,
-        reconnect_timeout=24 * 3600,
+        reconnect_timeout=RECONNECT_WINDOW_SECONDS,
         open=False,
         name="shortlist",
     )

@@ -19,7 +19,9 @@ A subclass's docstring is its default message::
     ├── RateLimited (429)
     ├── ServiceUnavailable (503)
     │   └── DatabaseUnavailable
-    └── ComponentError (an error of extract/, retrieval/ or service/blobs, with its own status and code)
+    ├── BlobStoreError and its tree (service/blobs/errors.py)
+    ├── EmbeddedPostgresUnavailable and its tree (service/embedded_pg.py; under ServiceUnavailable)
+    └── ComponentError (an error of extract/ or retrieval/, carried with its own status and code)
 """
 
 from __future__ import annotations
@@ -198,7 +200,7 @@ class DatabaseUnavailable(ServiceUnavailable):
 
 
 class ComponentError(ShortlistError):
-    """An error raised by extract/, retrieval/ or the blob stores, carried with its own status and code."""
+    """An error raised by extract/ or retrieval/, carried with its own status and code."""
 
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
@@ -209,8 +211,8 @@ class ComponentError(ShortlistError):
 def as_shortlist_error(exc: BaseException) -> ShortlistError | None:
     """The error as users see it, for any error that knows its ``status`` and ``code``.
 
-    Each package keeps its own error tree (``retrieval.errors``,
-    ``service.blobs.errors``); this is where they meet the service's.
+    The pure packages keep their own error trees (``extract.errors``,
+    ``retrieval.errors``); this is where they meet the service's.
     """
     if isinstance(exc, ShortlistError):
         return exc

@@ -23,7 +23,6 @@ from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 from psycopg_pool import PoolTimeout
 
 from retrieval.errors import RetrievalError
-from service.blobs.errors import BlobStoreError
 from service.errors import (
     DatabaseUnavailable,
     NotAuthenticated,
@@ -112,7 +111,6 @@ def unexpected_error_handler(request: Request[Any, Any, Any], exc: Exception) ->
 EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
     ShortlistError: shortlist_error_handler,
     RetrievalError: component_error_handler,
-    BlobStoreError: component_error_handler,
     HTTPException: http_exception_handler,
     PoolTimeout: database_error_handler,
     psycopg.OperationalError: database_error_handler,

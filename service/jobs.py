@@ -28,7 +28,7 @@ import procrastinate
 from procrastinate.exceptions import AlreadyEnqueued
 from procrastinate.schema import SchemaManager
 
-from service.db import connection
+from service.db import RECONNECT_WINDOW_SECONDS, connection
 from service.services import extraction
 from sql import queries
 
@@ -97,7 +97,9 @@ class Jobs:
 
     def __init__(self, url: str, settings: Settings) -> None:
         self.settings = settings
-        connector = procrastinate.PsycopgConnector(conninfo=url, min_size=1, max_size=4)
+        connector = procrastinate.PsycopgConnector(
+            conninfo=url, min_size=1, max_size=4, reconnect_timeout=RECONNECT_WINDOW_SECONDS
+        )
         self.app = procrastinate.App(connector=connector)
         self.app.add_tasks_from(tasks, namespace="")
         retry = procrastinate.RetryStrategy(

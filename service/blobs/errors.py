@@ -3,22 +3,25 @@
 Driver errors (botocore, OS errors) are translated once, at the store boundary,
 so callers only ever see these. A subclass's docstring is its default message::
 
-    BlobStoreError (500 blob_store_error)
-    ├── BlobStoreUnavailable (503 blob_store_unavailable)
-    │   └── BucketNotFound (503 blob_bucket_not_found)
-    ├── BlobNotFound (404 blob_not_found)
-    ├── InvalidBlobKey (400 blob_key_invalid)
-    ├── BlobAlreadyExists (409 blob_already_exists)
-    ├── RangeNotSatisfiable (416 range_not_satisfiable)
-    ├── UploadRejected (code and status per reason, see UPLOAD_REJECTIONS)
-    └── DownloadRejected (403, code per reason, see DOWNLOAD_REJECTIONS)
+    ShortlistError (service/errors.py)
+    └── BlobStoreError (500 blob_store_error)
+        ├── BlobStoreUnavailable (503 blob_store_unavailable)
+        │   └── BucketNotFound (503 blob_bucket_not_found)
+        ├── BlobNotFound (404 blob_not_found)
+        ├── InvalidBlobKey (400 blob_key_invalid)
+        ├── BlobAlreadyExists (409 blob_already_exists)
+        ├── RangeNotSatisfiable (416 range_not_satisfiable)
+        ├── UploadRejected (code and status per reason, see UPLOAD_REJECTIONS)
+        └── DownloadRejected (403, code per reason, see DOWNLOAD_REJECTIONS)
 
-``to_dict()`` gives the project's JSON error envelope ``{"status", "code", "message"}``.
+Being a ShortlistError, each one reaches clients as the project's JSON error envelope ``{"status", "code", "message"}``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
+
+from service.errors import ShortlistError
 
 UploadRejectionCode = Literal[
     "upload_grant_missing",
@@ -56,19 +59,11 @@ DOWNLOAD_REJECTIONS: dict[DownloadRejectionCode, str] = {
 }
 
 
-class BlobStoreError(Exception):
+class BlobStoreError(ShortlistError):
     """The file store failed."""
 
-    status: int = 500
-    code: str = "blob_store_error"
-
-    def __init__(self, message: str | None = None) -> None:
-        self.message = message or (type(self).__doc__ or self.code).strip()
-        super().__init__(self.message)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON error envelope."""
-        return {"status": self.status, "code": self.code, "message": self.message}
+    status = 500
+    code = "blob_store_error"
 
 
 class BlobStoreUnavailable(BlobStoreError):

@@ -75,6 +75,9 @@ def normalise_terms(terms: Sequence[str]) -> tuple[str, ...]:
         term = " ".join(raw.split())
         if not term or term.casefold() in seen:
             continue
+        if "\x00" in term:
+            # No stored text holds NUL, and PostgreSQL refuses it as a parameter.
+            raise InvalidRequest("A term may not contain the NUL character.", field="terms")
         if len(term) > MAX_TERM_CHARS:
             raise InvalidRequest(
                 f"A term may be at most {MAX_TERM_CHARS} characters; {term[:40]!r}… is {len(term)}.",

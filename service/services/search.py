@@ -69,6 +69,9 @@ class SearchEngine:
 
     def close(self) -> None:
         self._warmer.shutdown(wait=False, cancel_futures=True)
+        close_reranker = getattr(self.reranker, "close", None)  # Cohere's HTTP connections
+        if close_reranker is not None:
+            close_reranker()
 
     def reranker_status(self) -> tuple[bool, str]:
         """(ready, detail) for the health check; the local model is loaded here if needed."""
