@@ -24,6 +24,7 @@ from service.controllers.system import SystemController
 from service.controllers.uploads import UploadController
 from service.dependencies import dependencies
 from service.http_errors import EXCEPTION_HANDLERS
+from service.json_request import JsonRequest
 from service.mcp.http import McpHttp
 from service.panel.session_routes import SessionController
 from service.panel.views import panel_router
@@ -55,6 +56,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         dependencies=dependencies(),
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=_openapi_config(),
+        request_class=JsonRequest,
         debug=False,
     )
 

@@ -39,10 +39,9 @@ class SystemController(Controller):
             database = Check(ok=True, detail="connected")
         except ShortlistError as exc:
             database = Check(ok=False, detail=exc.message)
-        blob_store = Check(ok=True, detail="not wired yet")
-        reranker = RerankerCheck(
-            ok=True, kind=runtime.settings.reranker_kind, detail="not wired yet"
-        )
+        blob_store = await _blob_store_check(runtime)
+        ready, detail = await anyio.to_thread.run_sync(runtime.search.reranker_status)
+        reranker = RerankerCheck(ok=ready, kind=runtime.settings.reranker_kind, detail=detail)
         if not database.ok:
             status: Any = "unavailable"
         elif blob_store.ok and reranker.ok:

@@ -85,6 +85,8 @@ async def find_document(
             pass
     if project is None:
         raise DocumentNotFound(f"No document with id {reference!r}.")
+    if "\x00" in reference:  # no name holds NUL, and PostgreSQL refuses it as a parameter
+        raise DocumentNotFound(f"Project {project.name!r} has no document named {reference!r}.")
     row = await (
         await conn.execute(
             queries["fetch_document_by_name"], {"project_id": project.id, "name": reference}

@@ -51,17 +51,22 @@ def content_hash(markdown: str) -> str:
 
 
 async def save_extraction(conn: Connection, document_id: UUID, extraction: Extraction) -> bool:
-    """Store a successful extraction; False when the document was deleted meanwhile."""
+    """Store a successful extraction; False when the document was deleted meanwhile.
+
+    Some PDFs carry NUL characters in their text, which PostgreSQL cannot store;
+    each becomes U+FFFD, so the text keeps its length and its page markers.
+    """
+    markdown = extraction.markdown.replace("\x00", "\ufffd")
     row = await (
         await conn.execute(
             queries["store_extraction"],
             {
                 "document_id": document_id,
-                "markdown": extraction.markdown,
-                "content_hash": content_hash(extraction.markdown),
+                "markdown": markdown,
+                "content_hash": content_hash(markdown),
                 "kind": extraction.kind,
                 "page_count": extraction.page_count,
-                "warnings": list(extraction.warnings),
+                "warnings": [warning.replace("\x00", "\ufffd") for warning in extraction.warnings],
             },
         )
     ).fetchone()

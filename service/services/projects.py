@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import unicodedata
 from uuid import UUID
 
 from service.db import Connection, unique_violation_as
-from service.errors import EmptyName, ProjectExists, ProjectNotFound
+from service.errors import EmptyName, InvalidRequest, ProjectExists, ProjectNotFound
 from service.records import Project
 from sql import queries
 
@@ -13,12 +14,28 @@ from sql import queries
 async def create_project(conn: Connection, user_id: UUID, name: str) -> Project:
     if not name.strip():
         raise EmptyName("A project name may not be empty.")
+    if not _is_printable(name):
+        raise InvalidRequest(
+            "A project name may not contain control or bidirectional override characters.",
+            field="name",
+        )
     with unique_violation_as(ProjectExists(f"You already have a project named {name.strip()!r}.")):
         row = await (
             await conn.execute(queries["insert_project"], {"user_id": user_id, "name": name})
         ).fetchone()
     assert row is not None
     return Project.from_row(row)
+
+
+def _is_printable(name: str) -> bool:
+    """No control characters (NUL, newlines…) nor bidi overrides that make a name read otherwise."""
+    return not any(
+        unicodedata.category(ch) == "Cc" or unicodedata.bidirectional(ch) in _BIDI_OVERRIDES
+        for ch in name
+    )
+
+
+_BIDI_OVERRIDES = frozenset({"LRE", "RLE", "PDF", "LRO", "RLO", "LRI", "RLI", "FSI", "PDI"})
 
 
 async def list_projects(conn: Connection, user_id: UUID) -> list[Project]:
@@ -44,6 +61,8 @@ async def find_project(conn: Connection, user_id: UUID, name_or_id: str) -> Proj
         pass
     except ProjectNotFound:
         pass
+    if not _is_printable(name_or_id):  # no project is named so (and PostgreSQL refuses NUL)
+        raise ProjectNotFound(f"You have no project named {name_or_id!r}.")
     row = await (
         await conn.execute(
             queries["fetch_project_by_name"], {"user_id": user_id, "name": name_or_id}

@@ -111,6 +111,9 @@ async def grant_upload(
     upload_id = uuid.uuid4()
     key = object_key(project_id, upload_id)
     expiry = runtime.settings.storage.upload_expiry_seconds
+    # Presigning is local arithmetic; ask the store itself so a grant is never handed out
+    # for a store that is down (BlobStoreUnavailable: 503 blob_store_unavailable).
+    await anyio.to_thread.run_sync(runtime.blobs.check)
     grant = await anyio.to_thread.run_sync(
         lambda: runtime.blobs.presign_upload(
             key, content_type=declared_type, max_size=size, expires_in=expiry

@@ -32,11 +32,17 @@ def assert_error(response: Any, status: int, code: str) -> None:
     assert body["message"]
 
 
-async def test_health_needs_no_token_and_reports_the_database(client: Any) -> None:
+async def test_health_needs_no_token_and_reports_database_blob_store_and_reranker(
+    client: Any,
+) -> None:
     response = await client.get("/api/health")
 
     assert response.status_code == 200
-    assert response.json()["database"] == {"ok": True, "detail": "connected"}
+    body = response.json()
+    assert body["status"] == "ok"
+    assert body["database"] == {"ok": True, "detail": "connected"}
+    assert body["blob_store"] == {"ok": True, "detail": "local"}
+    assert body["reranker"] == {"ok": True, "kind": "none", "detail": "none"}
 
 
 @pytest.mark.parametrize(
