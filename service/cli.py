@@ -589,7 +589,9 @@ def upload(
                 with click.progressbar(
                     length=path.stat().st_size, label=path.name, file=sys.stderr
                 ) as bar:
-                    document = client.upload(target["id"], path, on_progress=bar.update)
+                    document = client.upload(
+                        target["id"], path, on_progress=forward_only(bar.update)
+                    )
                 if wait:
                     document = client.wait(document["id"])
             except ShortlistError as exc:
@@ -599,6 +601,21 @@ def upload(
             reason = (problem["code"], problem["message"]) if problem else None
             entries.append(file_entry(document["name"], document["id"], document["status"], reason))
     report_files(entries, as_json=as_json)
+
+
+def forward_only(update: Callable[[int], object]) -> Callable[[int], None]:
+    """A progress callback that never moves the bar back: bytes of a part being sent again
+    (reported as a negative count first) only show once they pass the earlier high point."""
+    net = shown = 0
+
+    def report(count: int) -> None:
+        nonlocal net, shown
+        net += count
+        if net > shown:
+            update(net - shown)
+            shown = net
+
+    return report
 
 
 @main.command()

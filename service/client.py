@@ -1,15 +1,19 @@
 """A small HTTP client for the three-step upload, as `shortlist upload` (and any script) uses it.
 
 It speaks only the public REST API: ask for a grant, send the bytes straight to
-the blob store the grant names (S3 presigned POST or the local store's PUT),
-register the document, and optionally wait until it is ready or failed.
+the blob store the grant names (S3 presigned POST, S3 parts, or the local
+store's PUT), register the document, and optionally wait until it is ready or
+failed. The parts of a MULTIPART grant go up a few at a time; a part that fails
+for a passing reason (connection lost, 5xx, 429) is sent again on its own.
 """
 
 from __future__ import annotations
 
 import mimetypes
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -18,11 +22,34 @@ import httpx
 from service.errors import ComponentError
 
 ProgressCallback = Callable[[int], None]
+"""Called with the number of bytes just sent (negative when a failed part's bytes are
+taken back before it is sent again)."""
 _CHUNK = 256 * 1024
+_RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 
 
 class ShortlistClient:
-    def __init__(self, base_url: str, token: str, *, timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        timeout: float = 60.0,
+        part_concurrency: int = 4,
+        part_attempts: int = 4,
+        retry_wait: float = 0.5,
+    ) -> None:
+        """Args:
+        base_url: The service, e.g. ``http://127.0.0.1:8000``.
+        token: An API token.
+        timeout: Seconds to wait for each HTTP response.
+        part_concurrency: Parts of a MULTIPART upload in flight at once.
+        part_attempts: Tries per part, the first included.
+        retry_wait: Seconds before the second try of a part; doubled after each failure.
+        """
+        self.part_concurrency = part_concurrency
+        self.part_attempts = part_attempts
+        self.retry_wait = retry_wait
         self.base_url = base_url.rstrip("/")
         self.http = httpx.Client(
             base_url=self.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout
@@ -86,6 +113,9 @@ class ShortlistClient:
     def _send(
         self, grant: dict[str, Any], path: Path, on_progress: ProgressCallback | None
     ) -> None:
+        if grant["method"] == "MULTIPART":
+            self._send_parts(grant, path, on_progress)
+            return
         # The blob store is not our API: no bearer token goes to it.
         with httpx.Client(timeout=self.http.timeout) as store, path.open("rb") as handle:
             if grant["method"] == "PUT":
@@ -103,6 +133,76 @@ class ShortlistClient:
                 f"The blob store refused the upload: {response.text[:300]}",
             )
 
+    def _send_parts(
+        self, grant: dict[str, Any], path: Path, on_progress: ProgressCallback | None
+    ) -> None:
+        """PUT every part to its own URL, a few at a time, each retried on its own."""
+        report = _locked(on_progress)
+        with (
+            httpx.Client(timeout=self.http.timeout) as store,
+            ThreadPoolExecutor(max_workers=max(1, self.part_concurrency)) as pool,
+        ):
+            sends = [
+                pool.submit(self._send_part, store, grant["headers"], part, path, report)
+                for part in grant["parts"]
+            ]
+            for sent in sends:
+                sent.result()
+
+    def _send_part(
+        self,
+        store: httpx.Client,
+        headers: dict[str, str],
+        part: dict[str, Any],
+        path: Path,
+        report: ProgressCallback | None,
+    ) -> None:
+        with path.open("rb") as handle:
+            handle.seek(part["offset"])
+            data = handle.read(part["size"])
+        wait = self.retry_wait
+        for attempt in range(1, self.part_attempts + 1):
+            sent = 0
+
+            def counted() -> Iterator[bytes]:
+                nonlocal sent
+                for start in range(0, len(data), _CHUNK):
+                    chunk = data[start : start + _CHUNK]
+                    sent += len(chunk)
+                    if report:
+                        report(len(chunk))
+                    yield chunk
+
+            problem: str
+            try:
+                response = store.put(
+                    part["url"],
+                    content=counted(),
+                    headers={**headers, "Content-Length": str(len(data))},
+                )
+            except httpx.TransportError as exc:
+                problem = f"{type(exc).__name__}: {exc}"
+            else:
+                if response.status_code < 300:
+                    return
+                problem = f"{response.status_code} {response.text[:300]}"
+                if response.status_code not in _RETRYABLE_STATUSES:
+                    raise ComponentError(
+                        response.status_code,
+                        "upload_rejected_by_store",
+                        f"The blob store refused part {part['number']}: {problem}",
+                    )
+            if report and sent:
+                report(-sent)
+            if attempt == self.part_attempts:
+                raise ComponentError(
+                    502,
+                    "upload_part_failed",
+                    f"Part {part['number']} failed {attempt} times; the last: {problem}",
+                )
+            time.sleep(wait)
+            wait *= 2
+
     def wait(
         self, document_id: str, *, timeout: float = 600.0, interval: float = 1.0
     ) -> dict[str, Any]:
@@ -113,6 +213,19 @@ class ShortlistClient:
             if document["status"] in ("ready", "error") or time.monotonic() > deadline:
                 return document
             time.sleep(interval)
+
+
+def _locked(on_progress: ProgressCallback | None) -> ProgressCallback | None:
+    """``on_progress`` made safe to call from the part-sending threads."""
+    if on_progress is None:
+        return None
+    lock = threading.Lock()
+
+    def report(count: int) -> None:
+        with lock:
+            on_progress(count)
+
+    return report
 
 
 def _read(handle: Any, on_progress: ProgressCallback | None) -> Iterator[bytes]:

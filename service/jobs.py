@@ -10,7 +10,9 @@ keeps the promise that no document stays ``pending`` forever:
 
 - jobs whose worker stopped sending heartbeats (it was killed) are retried;
 - a pending document whose job was lost is queued again;
-- a document stuck longer than ``jobs.stale_after_seconds`` is marked failed.
+- a document stuck longer than ``jobs.stale_after_seconds`` is marked failed;
+- upload grants never registered (``storage.abandoned_upload_after_seconds``
+  after they expired) have their bytes or unfinished parts removed.
 
 A job that fails for a transient reason (database or blob store away) is
 retried with exponential backoff up to ``jobs.max_attempts``; the last failure
@@ -29,7 +31,7 @@ from procrastinate.exceptions import AlreadyEnqueued
 from procrastinate.schema import SchemaManager
 
 from service.db import RECONNECT_WINDOW_SECONDS, connection
-from service.services import extraction
+from service.services import extraction, uploads
 from sql import queries
 
 if TYPE_CHECKING:
@@ -171,6 +173,9 @@ class Jobs:
             ).fetchall()
             for row in failed:
                 logger.error("document %s was stuck in extraction and is marked failed", row["id"])
+            swept = await uploads.sweep_abandoned_uploads(runtime, conn)
+            if swept:
+                logger.info("swept %d upload grants that were never registered", swept)
 
 
 async def apply_queue_schema(conn: Any) -> None:

@@ -83,6 +83,10 @@ class Upload:
     object_key: str
     expires_at: datetime
     consumed_at: datetime | None
+    multipart_id: str | None
+    """Set when the file goes to an S3 store in parts."""
+    part_size_bytes: int | None
+    """The part size the multipart grant planned."""
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Self:
@@ -96,6 +100,8 @@ class Upload:
             object_key=row["object_key"],
             expires_at=row["expires_at"],
             consumed_at=row["consumed_at"],
+            multipart_id=row["multipart_id"],
+            part_size_bytes=row["part_size_bytes"],
         )
 
 

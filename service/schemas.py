@@ -79,13 +79,26 @@ class UploadRequest(Struct):
     content_type: Annotated[str, msgspec.Meta(max_length=200)] | None = None
 
 
+class UploadPartBody(Struct):
+    """One part of a MULTIPART upload: PUT bytes ``offset`` .. ``offset + size - 1`` of the
+    file to ``url`` (the store refuses any other size); send a failed part again."""
+
+    number: int
+    offset: int
+    size: int
+    url: str
+
+
 class UploadGrantBody(Struct):
     upload_id: UUID
-    method: Literal["POST", "PUT"]
-    url: str
+    method: Literal["POST", "PUT", "MULTIPART"]
+    url: str | None
+    """POST and PUT: where to send the file. MULTIPART: null; each part has its URL."""
     fields: dict[str, str]
     headers: dict[str, str]
     expires_at: datetime
+    parts: list[UploadPartBody]
+    """MULTIPART: the parts covering the whole file, in order; empty otherwise."""
 
 
 class DocumentCreate(Struct):

@@ -96,6 +96,12 @@ class StorageSettings(BaseModel):
     """Lifetime of a download link to an original."""
     max_upload_bytes: int = Field(default=50 * MB, ge=1)
     """Largest file accepted; checked before a grant exists and enforced by the store."""
+    multipart_threshold_bytes: int = Field(default=16 * MB, ge=5 * MB)
+    """Files larger than this go to an S3 store in parts (the local store always takes one PUT)."""
+    multipart_part_bytes: int = Field(default=8 * MB, ge=5 * MB, le=5 * 1024 * MB)
+    """Size of each part of a multipart upload but the last (S3 allows 5 MiB to 5 GiB)."""
+    abandoned_upload_after_seconds: int = Field(default=3600, ge=0)
+    """A grant not registered this long after it expired is swept: its bytes or parts are removed."""
 
 
 class ExtractionSettings(BaseModel):

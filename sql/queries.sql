@@ -69,9 +69,10 @@ WHERE project_id = %(project_id)s AND lower(btrim(name)) = lower(btrim(%(name)s)
 
 -- insert_upload --
 -- Record an upload grant before handing it out
-INSERT INTO uploads (id, project_id, user_id, filename, content_type, size_bytes, object_key, expires_at)
+INSERT INTO uploads (id, project_id, user_id, filename, content_type, size_bytes, object_key,
+                     expires_at, multipart_id, part_size_bytes)
 VALUES (%(id)s, %(project_id)s, %(user_id)s, %(filename)s, %(content_type)s, %(size_bytes)s,
-        %(object_key)s, %(expires_at)s)
+        %(object_key)s, %(expires_at)s, %(multipart_id)s, %(part_size_bytes)s)
 RETURNING *;
 
 -- fetch_upload_for_update --
@@ -83,6 +84,18 @@ FOR UPDATE;
 -- consume_upload --
 -- Mark an upload as registered
 UPDATE uploads SET consumed_at = now() WHERE id = %(upload_id)s;
+
+-- lock_abandoned_uploads --
+-- Grants never registered long after they expired, locked (skipping any being registered now)
+SELECT * FROM uploads
+WHERE consumed_at IS NULL AND expires_at < now() - make_interval(secs => %(after_seconds)s)
+ORDER BY expires_at
+LIMIT %(limit)s
+FOR UPDATE SKIP LOCKED;
+
+-- delete_upload --
+-- Forget an upload grant
+DELETE FROM uploads WHERE id = %(upload_id)s;
 
 -- insert_document --
 -- Create a document row, pending extraction

@@ -39,9 +39,14 @@ CREATE TABLE uploads (
     object_key    text NOT NULL UNIQUE,
     expires_at    timestamptz NOT NULL,
     created_at    timestamptz NOT NULL DEFAULT now(),
-    consumed_at   timestamptz
+    consumed_at   timestamptz,
+    -- S3 multipart uploads: the store's id of the upload and the part size the grant planned.
+    multipart_id     text,
+    part_size_bytes  bigint CHECK (part_size_bytes > 0),
+    CONSTRAINT uploads_multipart_check CHECK ((multipart_id IS NULL) = (part_size_bytes IS NULL))
 );
 CREATE INDEX uploads_project_id_idx ON uploads (project_id);
+CREATE INDEX uploads_unregistered_expires_at_idx ON uploads (expires_at) WHERE consumed_at IS NULL;
 
 -- One row per document: its whole extracted text lives here (TOASTed), once.
 CREATE TABLE documents (

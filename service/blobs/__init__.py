@@ -6,7 +6,13 @@ for what can go wrong.
 
 from __future__ import annotations
 
-from service.blobs.base import BlobInfo, BlobStore, UploadGrant
+from service.blobs.base import (
+    BlobInfo,
+    BlobStore,
+    MultipartBlobStore,
+    UploadGrant,
+    UploadPartGrant,
+)
 from service.blobs.errors import (
     BlobAlreadyExists,
     BlobNotFound,
@@ -15,6 +21,7 @@ from service.blobs.errors import (
     BucketNotFound,
     DownloadRejected,
     InvalidBlobKey,
+    MissingUploadParts,
     RangeNotSatisfiable,
     UploadRejected,
 )
@@ -36,9 +43,12 @@ __all__ = [
     "DownloadRejected",
     "InvalidBlobKey",
     "LocalBlobStore",
+    "MissingUploadParts",
+    "MultipartBlobStore",
     "RangeNotSatisfiable",
     "S3BlobStore",
     "UploadGrant",
+    "UploadPartGrant",
     "UploadRejected",
     "open_blob_store",
     "validate_key",

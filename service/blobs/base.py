@@ -9,20 +9,35 @@ Methods are synchronous (boto3 is); async callers run them in a thread.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal, NamedTuple, Protocol
+from typing import Literal, NamedTuple, Protocol, runtime_checkable
+
+
+class UploadPartGrant(NamedTuple):
+    """One part of a multipart upload: PUT bytes ``offset`` to ``offset + size`` of the file
+    to ``url`` (the store checks the exact size; a failed part is simply sent again)."""
+
+    number: int
+    offset: int
+    size: int
+    url: str
 
 
 class UploadGrant(NamedTuple):
     """How a browser may upload one file, once, before ``expires_at``."""
 
-    method: Literal["POST", "PUT"]
-    url: str
+    method: Literal["POST", "PUT", "MULTIPART"]
+    url: str | None
+    """POST and PUT: where the file goes. MULTIPART: None; each part has its own URL."""
     fields: dict[str, str]
     """POST: form fields to send, in order, before the file field (named ``file``)."""
     headers: dict[str, str]
-    """PUT: headers to send with the raw body."""
+    """PUT, and each PUT of a MULTIPART part: headers to send with the raw body."""
     expires_at: datetime
     """UTC; never later than the store's own expiry."""
+    parts: tuple[UploadPartGrant, ...] = ()
+    """MULTIPART: the parts, in order, covering the whole file."""
+    multipart_id: str | None = None
+    """MULTIPART: the store's id of the upload, which the service keeps to join the parts."""
 
 
 class BlobInfo(NamedTuple):
@@ -68,6 +83,30 @@ class BlobStore(Protocol):
 
     def check(self) -> None:
         """Readiness probe; raises BlobStoreUnavailable."""
+        ...
+
+
+@runtime_checkable
+class MultipartBlobStore(BlobStore, Protocol):
+    """A store that also takes large files in parts (S3 multipart uploads)."""
+
+    def presign_multipart_upload(
+        self, key: str, *, content_type: str, size: int, part_size: int, expires_in: int
+    ) -> UploadGrant:
+        """Start a multipart upload of exactly ``size`` bytes to ``key`` and return a
+        MULTIPART grant with one presigned URL per ``part_size`` part."""
+        ...
+
+    def complete_multipart_upload(
+        self, key: str, multipart_id: str, *, size: int, part_size: int
+    ) -> None:
+        """Join the parts into the file at ``key``. Raises MissingUploadParts, naming
+        the parts to send again, unless the store holds every planned part at its
+        planned size. Completing an upload that is already complete does nothing."""
+        ...
+
+    def abort_multipart_upload(self, key: str, multipart_id: str) -> None:
+        """Drop an unfinished multipart upload and its parts; idempotent."""
         ...
 
 

@@ -11,6 +11,7 @@ so callers only ever see these. A subclass's docstring is its default message::
         ├── InvalidBlobKey (400 blob_key_invalid)
         ├── BlobAlreadyExists (409 blob_already_exists)
         ├── RangeNotSatisfiable (416 range_not_satisfiable)
+        ├── MissingUploadParts (409 upload_parts_missing)
         ├── UploadRejected (code and status per reason, see UPLOAD_REJECTIONS)
         └── DownloadRejected (403, code per reason, see DOWNLOAD_REJECTIONS)
 
@@ -106,6 +107,21 @@ class RangeNotSatisfiable(BlobStoreError):
 
     status = 416
     code = "range_not_satisfiable"
+
+
+class MissingUploadParts(BlobStoreError):
+    """Some parts of the multipart upload have not reached the store; send them again."""
+
+    status = 409
+    code = "upload_parts_missing"
+
+    def __init__(self, numbers: list[int], message: str | None = None) -> None:
+        listed = ", ".join(str(number) for number in numbers)
+        super().__init__(
+            message or f"Parts {listed} of the upload have not reached the store; send them again.",
+            missing_parts=numbers,
+        )
+        self.numbers = numbers
 
 
 class UploadRejected(BlobStoreError):

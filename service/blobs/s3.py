@@ -5,8 +5,12 @@ declared ``Content-Type`` and ``content-length-range`` 1..max_size, so the store
 itself refuses anything else. Downloads are presigned GETs that make the store
 answer with ``Content-Disposition: inline`` and the document's type.
 
-Not done: multipart uploads for very large files (presigned part URLs). A single
-POST is limited to 5 GB by AWS, far above Shortlist's upload limits.
+Large files go multipart: the service starts the upload (fixing key and
+``Content-Type``) and presigns one ``UploadPart`` URL per part with its exact
+``Content-Length`` signed in, so the store refuses a part of another size,
+number, key or upload, and any part after expiry. A failed part is sent again on
+its own. The service joins the parts only after listing them and finding every
+planned part at its planned size.
 """
 
 from __future__ import annotations
@@ -26,15 +30,17 @@ from botocore.exceptions import (
 )
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
-from service.blobs.base import BlobInfo, UploadGrant, check_grant_limits
+from service.blobs.base import BlobInfo, UploadGrant, UploadPartGrant, check_grant_limits
 from service.blobs.disposition import inline_disposition
 from service.blobs.errors import (
     BlobNotFound,
     BlobStoreError,
     BlobStoreUnavailable,
     BucketNotFound,
+    MissingUploadParts,
 )
 from service.blobs.keys import validate_key
+from service.blobs.multipart import plan_parts
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -43,6 +49,7 @@ if TYPE_CHECKING:
 AddressingStyle = Literal["path", "virtual", "auto"]
 
 _MISSING_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
+_NO_SUCH_UPLOAD = "NoSuchUpload"
 _MISSING_BUCKET_CODES = frozenset({"NoSuchBucket"})
 _REFUSED_CODES = frozenset(
     {"403", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken"}
@@ -176,6 +183,99 @@ class S3BlobStore:
         with self._translate_errors("reach the bucket", None):
             self._client.head_bucket(Bucket=self.bucket)
 
+    # -- MultipartBlobStore ----------------------------------------------------------
+
+    def presign_multipart_upload(
+        self, key: str, *, content_type: str, size: int, part_size: int, expires_in: int
+    ) -> UploadGrant:
+        validate_key(key)
+        check_grant_limits(max_size=size, expires_in=expires_in)
+        expires_at = datetime.now(UTC) + timedelta(seconds=expires_in)
+        with self._translate_errors("start a multipart upload to", key):
+            multipart_id = self._client.create_multipart_upload(
+                Bucket=self.bucket, Key=key, ContentType=content_type
+            )["UploadId"]
+        with self._translate_errors("presign the parts of", key):
+            parts = tuple(
+                UploadPartGrant(
+                    number=part.number,
+                    offset=part.offset,
+                    size=part.size,
+                    url=self._presigner.generate_presigned_url(
+                        "upload_part",
+                        Params={
+                            "Bucket": self.bucket,
+                            "Key": key,
+                            "UploadId": multipart_id,
+                            "PartNumber": part.number,
+                            "ContentLength": part.size,
+                        },
+                        ExpiresIn=expires_in,
+                    ),
+                )
+                for part in plan_parts(size, part_size)
+            )
+        return UploadGrant(
+            method="MULTIPART",
+            url=None,
+            fields={},
+            headers={},
+            expires_at=expires_at,
+            parts=parts,
+            multipart_id=multipart_id,
+        )
+
+    def complete_multipart_upload(
+        self, key: str, multipart_id: str, *, size: int, part_size: int
+    ) -> None:
+        validate_key(key)
+        stored = self._list_parts(key, multipart_id)
+        if stored is None:
+            return  # already joined (or aborted: the caller's HEAD tells which)
+        missing = [
+            part.number
+            for part in plan_parts(size, part_size)
+            if part.number not in stored or stored[part.number][1] != part.size
+        ]
+        if missing:
+            raise MissingUploadParts(missing)
+        # No such upload any more: joined meanwhile by a concurrent call.
+        with self._translate_errors("join the parts of", key), _unless_no_such_upload():
+            self._client.complete_multipart_upload(
+                Bucket=self.bucket,
+                Key=key,
+                UploadId=multipart_id,
+                MultipartUpload={
+                    "Parts": [
+                        {"PartNumber": number, "ETag": etag}
+                        for number, (etag, _) in sorted(stored.items())
+                    ]
+                },
+            )
+
+    def abort_multipart_upload(self, key: str, multipart_id: str) -> None:
+        validate_key(key)
+        with self._translate_errors("abort the multipart upload to", key), _unless_no_such_upload():
+            self._client.abort_multipart_upload(Bucket=self.bucket, Key=key, UploadId=multipart_id)
+
+    def _list_parts(self, key: str, multipart_id: str) -> dict[int, tuple[str, int]] | None:
+        """{part number: (ETag, size)} of the stored parts, the latest upload of each
+        number winning; None when the store knows no such unfinished upload."""
+        stored: dict[int, tuple[str, int]] = {}
+        with self._translate_errors("list the parts of", key):
+            try:
+                pages = self._client.get_paginator("list_parts").paginate(
+                    Bucket=self.bucket, Key=key, UploadId=multipart_id
+                )
+                for page in pages:
+                    for part in page.get("Parts", []):
+                        stored[part["PartNumber"]] = (part["ETag"], part["Size"])
+            except ClientError as exc:
+                if _error_code(exc) == _NO_SUCH_UPLOAD:
+                    return None
+                raise
+        return stored
+
     # -- setup -----------------------------------------------------------------------
 
     def ensure_bucket(self) -> None:
@@ -200,14 +300,14 @@ class S3BlobStore:
                 pass
 
     def configure_cors(self, allowed_origins: Sequence[str], *, max_age: int = 3600) -> None:
-        """Let browsers on ``allowed_origins`` POST uploads and GET downloads (dev and
+        """Let browsers on ``allowed_origins`` POST uploads, PUT upload parts and GET downloads (dev and
         self-hosted setups; on AWS or R2 this is usually done once, by the operator).
 
         Replaces the bucket's CORS rules.
         """
         rule: CORSRuleTypeDef = {
             "AllowedOrigins": list(allowed_origins),
-            "AllowedMethods": ["GET", "HEAD", "POST"],
+            "AllowedMethods": ["GET", "HEAD", "POST", "PUT"],
             "AllowedHeaders": ["*"],
             "ExposeHeaders": ["ETag", "Content-Length", "Content-Range"],
             "MaxAgeSeconds": max_age,
@@ -233,7 +333,7 @@ class S3BlobStore:
         except NoCredentialsError as exc:
             raise BlobStoreUnavailable("No S3 credentials are configured.") from exc
         except ClientError as exc:
-            code = str(exc.response.get("Error", {}).get("Code", ""))
+            code = _error_code(exc)
             status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
             if code in _MISSING_BUCKET_CODES or (code in _MISSING_CODES and key is None):
                 raise BucketNotFound(f"The bucket {self.bucket!r} does not exist.") from exc
@@ -250,3 +350,17 @@ class S3BlobStore:
             raise BlobStoreError(f"S3 refused to {action} {where} ({code}).") from exc
         except BotoCoreError as exc:
             raise BlobStoreError(f"Could not {action} {where}: {exc}") from exc
+
+
+def _error_code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+@contextmanager
+def _unless_no_such_upload() -> Iterator[None]:
+    """Swallow S3's NoSuchUpload: the multipart upload was already joined or aborted."""
+    try:
+        yield
+    except ClientError as exc:
+        if _error_code(exc) != _NO_SUCH_UPLOAD:
+            raise

@@ -6,7 +6,7 @@ from litestar import Controller, post
 from litestar.params import JSONBody
 
 from service.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
-from service.schemas import UploadGrantBody, UploadRequest
+from service.schemas import UploadGrantBody, UploadPartBody, UploadRequest
 from service.services import uploads
 
 
@@ -29,8 +29,10 @@ class UploadController(Controller):
 
         Returns:
             201 with the grant: send the file with ``method`` to ``url`` (POST: multipart form with
-            ``fields`` first and the file as ``file``; PUT: raw body with ``headers``), then
-            register it with ``POST /api/documents``.
+            ``fields`` first and the file as ``file``; PUT: raw body with ``headers``). A large file
+            bound for S3 gets ``MULTIPART``: PUT each of ``parts`` (its byte range of the file) to
+            its own ``url``, in any order or in parallel, sending a failed part again. Then register
+            the file with ``POST /api/documents``, which joins the parts.
         """
         granted = await uploads.grant_upload(
             runtime,
@@ -49,4 +51,8 @@ class UploadController(Controller):
             fields=grant.fields,
             headers=grant.headers,
             expires_at=grant.expires_at,
+            parts=[
+                UploadPartBody(number=part.number, offset=part.offset, size=part.size, url=part.url)
+                for part in grant.parts
+            ],
         )

@@ -1,14 +1,20 @@
 """The three-step upload: grant, direct upload to the blob store, registration.
 
 Every check happens in :func:`grant_upload`, before the grant exists and so
-before any byte moves. :func:`register_document` trusts nothing the client
-says about the object: it re-derives the key from the upload it issued, asks
-the store what is there, and lets the unique index settle a race between two
-files of the same name.
+before any byte moves. A file larger than the multipart threshold, going to a
+store that takes parts (S3), gets a MULTIPART grant: one presigned URL per part.
+:func:`register_document` trusts nothing the client says about the object: it
+re-derives the key from the upload it issued, joins a multipart upload's parts
+only when every planned part is in the store, asks the store what is there, and
+lets the unique index settle a race between two files of the same name.
+:func:`sweep_abandoned_uploads` removes what grants that were never registered
+left in the store.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, NamedTuple
@@ -17,6 +23,8 @@ from uuid import UUID
 import anyio.to_thread
 
 from extract import UnsupportedFormatError, kind_for_upload
+from service.blobs import BlobStoreError, MissingUploadParts, MultipartBlobStore
+from service.blobs.multipart import part_size_for
 from service.db import Connection, unique_violation_as
 from service.errors import (
     DuplicateDocumentName,
@@ -33,8 +41,10 @@ from service.services import projects
 from sql import queries
 
 if TYPE_CHECKING:
-    from service.blobs import UploadGrant
+    from service.blobs import BlobStore, UploadGrant
     from service.runtime import Runtime
+
+logger = logging.getLogger(__name__)
 
 
 class GrantedUpload(NamedTuple):
@@ -110,30 +120,49 @@ async def grant_upload(
 
     upload_id = uuid.uuid4()
     key = object_key(project_id, upload_id)
-    expiry = runtime.settings.storage.upload_expiry_seconds
-    # Presigning is local arithmetic; ask the store itself so a grant is never handed out
-    # for a store that is down (BlobStoreUnavailable: 503 blob_store_unavailable).
-    await anyio.to_thread.run_sync(runtime.blobs.check)
-    grant = await anyio.to_thread.run_sync(
-        lambda: runtime.blobs.presign_upload(
-            key, content_type=declared_type, max_size=size, expires_in=expiry
+    storage = runtime.settings.storage
+    expiry = storage.upload_expiry_seconds
+    store = runtime.blobs
+    part_size: int | None = None
+    if isinstance(store, MultipartBlobStore) and size > storage.multipart_threshold_bytes:
+        # Starting the multipart upload is itself a call to the store.
+        part_size = part_size_for(size, storage.multipart_part_bytes)
+        grant = await anyio.to_thread.run_sync(
+            lambda: store.presign_multipart_upload(
+                key, content_type=declared_type, size=size, part_size=part_size, expires_in=expiry
+            )
         )
-    )
-    row = await (
-        await conn.execute(
-            queries["insert_upload"],
-            {
-                "id": upload_id,
-                "project_id": project_id,
-                "user_id": principal.user_id,
-                "filename": name,
-                "content_type": declared_type,
-                "size_bytes": size,
-                "object_key": key,
-                "expires_at": max(grant.expires_at, datetime.now(UTC) + timedelta(seconds=expiry)),
-            },
+    else:
+        # Presigning is local arithmetic; ask the store itself so a grant is never handed
+        # out for a store that is down (BlobStoreUnavailable: 503 blob_store_unavailable).
+        await anyio.to_thread.run_sync(store.check)
+        grant = await anyio.to_thread.run_sync(
+            lambda: store.presign_upload(
+                key, content_type=declared_type, max_size=size, expires_in=expiry
+            )
         )
-    ).fetchone()
+    values = {
+        "id": upload_id,
+        "project_id": project_id,
+        "user_id": principal.user_id,
+        "filename": name,
+        "content_type": declared_type,
+        "size_bytes": size,
+        "object_key": key,
+        "expires_at": max(grant.expires_at, datetime.now(UTC) + timedelta(seconds=expiry)),
+        "multipart_id": grant.multipart_id,
+        "part_size_bytes": part_size,
+    }
+    try:
+        row = await (await conn.execute(queries["insert_upload"], values)).fetchone()
+    except Exception:
+        # Unrecorded, the grant would never be swept: drop the multipart upload it started.
+        if grant.multipart_id is not None and isinstance(store, MultipartBlobStore):
+            with contextlib.suppress(BlobStoreError):
+                await anyio.to_thread.run_sync(
+                    store.abort_multipart_upload, key, grant.multipart_id
+                )
+        raise
     assert row is not None
     return GrantedUpload(Upload.from_row(row), grant)
 
@@ -156,6 +185,9 @@ async def register_document(
         if upload.consumed_at is not None:
             raise UploadAlreadyUsed()
         info = await anyio.to_thread.run_sync(runtime.blobs.head, upload.object_key)
+        if info is None and upload.multipart_id is not None:
+            await _join_parts(runtime.blobs, upload)
+            info = await anyio.to_thread.run_sync(runtime.blobs.head, upload.object_key)
         if info is None:
             raise UploadIncomplete(
                 "The file has not reached the blob store; upload it with the grant first."
@@ -191,3 +223,60 @@ async def register_document(
     document = Document.from_row(created)
     await runtime.jobs.enqueue_extraction(document.id)
     return document
+
+
+async def _join_parts(store: BlobStore, upload: Upload) -> None:
+    """Ask the store to join a multipart upload's parts, once every planned part is there."""
+    assert upload.multipart_id is not None and upload.part_size_bytes is not None
+    if not isinstance(store, MultipartBlobStore):
+        raise UploadIncomplete(
+            "This upload went to a store that is no longer configured; upload the file again."
+        )
+    multipart_id, part_size = upload.multipart_id, upload.part_size_bytes
+    try:
+        await anyio.to_thread.run_sync(
+            lambda: store.complete_multipart_upload(
+                upload.object_key, multipart_id, size=upload.size_bytes, part_size=part_size
+            )
+        )
+    except MissingUploadParts as exc:
+        raise UploadIncomplete(
+            f"{exc.message} Send those parts with their URLs from the grant, then register again.",
+            missing_parts=exc.numbers,
+        ) from exc
+
+
+async def sweep_abandoned_uploads(runtime: Runtime, conn: Connection, *, limit: int = 100) -> int:
+    """Remove the bytes (or unfinished parts) of grants never registered long after they
+    expired, and forget the grants; returns how many were swept.
+
+    Rows being registered right now are locked, so they are skipped; a store error
+    leaves the row for the next sweep.
+    """
+    swept = 0
+    async with conn.transaction():
+        rows = await (
+            await conn.execute(
+                queries["lock_abandoned_uploads"],
+                {
+                    "after_seconds": runtime.settings.storage.abandoned_upload_after_seconds,
+                    "limit": limit,
+                },
+            )
+        ).fetchall()
+        for row in rows:
+            upload = Upload.from_row(row)
+            try:
+                await anyio.to_thread.run_sync(_remove_upload_bytes, runtime.blobs, upload)
+            except BlobStoreError as exc:
+                logger.warning("could not sweep abandoned upload %s: %s", upload.id, exc)
+                continue
+            await conn.execute(queries["delete_upload"], {"upload_id": upload.id})
+            swept += 1
+    return swept
+
+
+def _remove_upload_bytes(store: BlobStore, upload: Upload) -> None:
+    if upload.multipart_id is not None and isinstance(store, MultipartBlobStore):
+        store.abort_multipart_upload(upload.object_key, upload.multipart_id)
+    store.delete(upload.object_key)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -37,6 +38,23 @@ def make_pdf(pages: list[str]) -> bytes:
         page = doc.new_page()
         page.insert_textbox(pymupdf.Rect(72, 72, 540, 770), text, fontsize=11)
     data: bytes = doc.tobytes()
+    doc.close()
+    return data
+
+
+def padded_pdf(target: int) -> bytes:
+    """A real three-page text PDF ("glacier survey results") padded to about ``target``
+    bytes with an incompressible attachment."""
+    doc = pymupdf.open()
+    for number in range(1, 4):
+        doc.new_page().insert_textbox(
+            pymupdf.Rect(72, 72, 540, 770),
+            f"Page {number}: glacier survey results. " + "Ice cores hold old air. " * 40,
+            fontsize=11,
+        )
+    base = len(doc.tobytes())
+    doc.embfile_add("padding.bin", os.urandom(max(0, target - base - 4096)))
+    data: bytes = doc.tobytes(deflate=False)
     doc.close()
     return data
 

@@ -1,12 +1,21 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any
 
+import psycopg
 import pytest
 
-from tests.integration.documents.conftest import Uploader, bearer, make_pdf, new_user
+from service.db import connection
+from service.runtime import Runtime
+from service.services.uploads import sweep_abandoned_uploads
+from tests.integration.documents.conftest import (
+    Uploader,
+    bearer,
+    make_pdf,
+    new_user,
+    padded_pdf,
+)
 from tests.support.paths import CORPUS_DIR
 
 pytestmark = pytest.mark.anyio
@@ -155,6 +164,49 @@ async def test_registering_needs_the_bytes_in_the_store_and_works_once(
     assert_error(second, 409, "upload_already_used")
 
 
+async def test_only_grants_never_registered_well_after_expiry_are_swept(
+    app_client: Any, db_url: str
+) -> None:
+    alice = await new_user(db_url, "alice")
+    uploader = Uploader(app_client, alice.token)
+    runtime: Runtime = app_client.app.state.runtime
+    grants = {}
+    for name, expired_ago in (("abandoned.pdf", "2 hours"), ("late.pdf", "10 minutes")):
+        grant = (await uploader.grant(alice.project.id, name, TWO_PAGES)).json()
+        assert (await uploader.send(grant, TWO_PAGES)).status_code in (200, 201)
+        async with await psycopg.AsyncConnection.connect(db_url, autocommit=True) as conn:
+            await conn.execute(
+                "UPDATE uploads SET expires_at = now() - %s::interval WHERE id = %s",
+                (expired_ago, grant["upload_id"]),
+            )
+        grants[name] = grant
+
+    async with connection(runtime.pool) as conn:
+        swept = await sweep_abandoned_uploads(runtime, conn)
+
+    def key(name: str) -> str:
+        return f"projects/{alice.project.id}/uploads/{grants[name]['upload_id']}"
+
+    assert swept == 1
+    assert runtime.blobs.head(key("abandoned.pdf")) is None
+    assert runtime.blobs.head(key("late.pdf")) is not None
+    gone = await app_client.post(
+        "/api/documents",
+        json={
+            "project_id": str(alice.project.id),
+            "upload_id": grants["abandoned.pdf"]["upload_id"],
+        },
+        headers=bearer(alice.token),
+    )
+    kept = await app_client.post(
+        "/api/documents",
+        json={"project_id": str(alice.project.id), "upload_id": grants["late.pdf"]["upload_id"]},
+        headers=bearer(alice.token),
+    )
+    assert_error(gone, 404, "upload_not_found")
+    assert kept.status_code == 201, kept.text
+
+
 async def test_two_uploads_of_the_same_name_racing_leave_exactly_one_document(
     app_client: Any, db_url: str
 ) -> None:
@@ -284,30 +336,12 @@ async def test_the_original_opens_inline_and_reextract_settles_again(
     assert (await uploader.wait_settled(document["id"]))["status"] == "ready"
 
 
-def _pdf_of_size(target: int) -> bytes:
-    """A real three-page text PDF padded to ``target`` bytes with an incompressible attachment."""
-    import pymupdf
-
-    doc = pymupdf.open()
-    for number in range(1, 4):
-        doc.new_page().insert_textbox(
-            pymupdf.Rect(72, 72, 540, 770),
-            f"Page {number}: glacier survey results. {FILLER}",
-            fontsize=11,
-        )
-    base = len(doc.tobytes())
-    doc.embfile_add("padding.bin", os.urandom(max(0, target - base - 4096)))
-    data: bytes = doc.tobytes(deflate=False)
-    doc.close()
-    return data
-
-
 async def test_a_49_mb_pdf_uploads_through_the_rest_flow_and_becomes_ready(
     app_client: Any, db_url: str
 ) -> None:
     alice = await new_user(db_url, "alice")
     uploader = Uploader(app_client, alice.token)
-    data = _pdf_of_size(49 * 1024 * 1024)
+    data = padded_pdf(49 * 1024 * 1024)
     assert 48 * 1024 * 1024 < len(data) <= 49 * 1024 * 1024
 
     created = await uploader.upload(alice.project.id, "big.pdf", data)

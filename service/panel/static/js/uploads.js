@@ -135,29 +135,89 @@ export function createUploader({ input, dropzone, list, getProjectId, onRegister
   return { update };
 }
 
-/** Send the bytes as the grant says (multipart POST or raw PUT), reporting progress. */
-function send(grant, file, onProgress) {
+const PART_CONCURRENCY = 3;
+const PART_ATTEMPTS = 4;
+const RETRYABLE_STATUSES = new Set([0, 408, 429, 500, 502, 503, 504]);
+
+/** Send the bytes as the grant says (form POST, raw PUT, or PUT per part), reporting progress. */
+async function send(grant, file, onProgress) {
+  if (grant.method === "MULTIPART") return sendParts(grant, file, onProgress);
+  let body = file;
+  if (grant.method === "POST") {
+    body = new FormData();
+    for (const [name, value] of Object.entries(grant.fields || {})) body.append(name, value);
+    body.append("file", file);
+  }
+  const headers = grant.method === "PUT" ? grant.headers : {};
+  const request = await transfer(grant.method, grant.url, body, headers, (loaded, total) =>
+    onProgress(total > 0 ? loaded / total : 0),
+  );
+  if (request.status < 200 || request.status >= 300) throw new Error(storeErrorMessage(request));
+}
+
+/** PUT each part to its own URL, a few at a time; a part that fails for a passing
+ * reason (connection lost, 5xx, 429) is sent again on its own. Once a part has failed
+ * for good the upload has failed: no further part is started. */
+async function sendParts(grant, file, onProgress) {
+  const loaded = new Map();
+  const report = () => onProgress([...loaded.values()].reduce((sum, bytes) => sum + bytes, 0) / file.size);
+  const queue = [...grant.parts];
+  let failed = false;
+  async function lane() {
+    while (!failed && queue.length > 0) {
+      const part = queue.shift();
+      try {
+        await sendPart(grant, file, part, (bytes) => {
+          loaded.set(part.number, bytes);
+          report();
+        });
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(PART_CONCURRENCY, queue.length) }, lane));
+}
+
+async function sendPart(grant, file, part, onLoaded) {
+  const blob = file.slice(part.offset, part.offset + part.size);
+  let wait = 500;
+  for (let attempt = 1; ; attempt += 1) {
+    let request;
+    try {
+      request = await transfer("PUT", part.url, blob, grant.headers, (bytes) => onLoaded(bytes));
+    } catch (error) {
+      request = null;
+      if (attempt >= PART_ATTEMPTS) throw error;
+    }
+    if (request && request.status >= 200 && request.status < 300) {
+      onLoaded(part.size);
+      return;
+    }
+    onLoaded(0);
+    if (request && (!RETRYABLE_STATUSES.has(request.status) || attempt >= PART_ATTEMPTS)) {
+      throw new Error(`part ${part.number}: ${storeErrorMessage(request)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    wait *= 2;
+  }
+}
+
+/** One XMLHttpRequest (fetch cannot report upload progress); resolves with the finished
+ * request whatever its status, rejects when the connection fails. */
+function transfer(method, url, body, headers, onLoaded) {
   return new Promise((resolve, reject) => {
     const request = new XMLHttpRequest();
-    request.open(grant.method, grant.url);
+    request.open(method, url);
     request.upload.addEventListener("progress", (event) => {
-      if (event.lengthComputable && event.total > 0) onProgress(event.loaded / event.total);
+      if (event.lengthComputable) onLoaded(event.loaded, event.total);
     });
-    request.addEventListener("load", () => {
-      if (request.status >= 200 && request.status < 300) resolve();
-      else reject(new Error(storeErrorMessage(request)));
-    });
+    request.addEventListener("load", () => resolve(request));
     request.addEventListener("error", () => reject(new Error("the connection was interrupted; try again.")));
     request.addEventListener("abort", () => reject(new Error("the upload was cancelled.")));
-    if (grant.method === "POST") {
-      const form = new FormData();
-      for (const [name, value] of Object.entries(grant.fields || {})) form.append(name, value);
-      form.append("file", file);
-      request.send(form);
-    } else {
-      for (const [name, value] of Object.entries(grant.headers || {})) request.setRequestHeader(name, value);
-      request.send(file);
-    }
+    for (const [name, value] of Object.entries(headers || {})) request.setRequestHeader(name, value);
+    request.send(body);
   });
 }
 
