@@ -1,12 +1,19 @@
-"""Fixtures of the panel's tests: a user with a token, straight from the service layer."""
+"""Fixtures of the panel's tests: a user with a token, straight from the service layer,
+and headless Chromium."""
 
 from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import psycopg
 import pytest
 from psycopg.rows import dict_row
 
 from service.services import users
+from tests.browser.chromium import CHROMIUM, CHROMIUM_ARGS
 
 
 async def create_user(db_url: str, name: str) -> users.NewUser:
@@ -19,3 +26,25 @@ async def create_user(db_url: str, name: str) -> users.NewUser:
 @pytest.fixture
 async def alice(db_url: str) -> users.NewUser:
     return await create_user(db_url, "alice")
+
+
+def create_user_beside_playwright(db_url: str, name: str) -> users.NewUser:
+    """:func:`create_user` from a test using Playwright's sync API, which keeps an event
+    loop running on the test's thread: the user is made on another one."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, create_user(db_url, name)).result()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium for a module's tests; skips them when it is not installed."""
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()

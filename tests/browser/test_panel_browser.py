@@ -3,39 +3,30 @@ extraction, see why a scan is not searchable, search, open a citation at its pag
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from service.services import users
-from tests.browser.conftest import create_user
+from tests.browser.chromium import UI_TIMEOUT_MS
+from tests.browser.conftest import create_user_beside_playwright
 from tests.browser.live_service import run_service
 from tests.support.paths import CORPUS_DIR, REPO_DIR
 
-pytestmark = pytest.mark.browser
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 ARTIFACTS = REPO_DIR / "test-artifacts"
 REAL_PDF = CORPUS_DIR / "tables" / "github_sample.pdf"
 """A real one-page text PDF from the corpus (the multi-page papers take ~30 s to extract here)."""
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not REAL_PDF.exists(), reason=f"the shared corpus is missing ({REAL_PDF})"),
+]
+
 EXTRACTION_TIMEOUT_MS = 90_000
-UI_TIMEOUT_MS = 20_000
 FIELD_NOTES_PAGES = [
     "Field notes about coastal birds and the tides of the estuary.",
     "Observations of wetland insects after heavy rain.",
@@ -78,27 +69,9 @@ def as_upload(path: Path) -> dict[str, Any]:
     return {"name": path.name, "mimeType": "application/pdf", "buffer": path.read_bytes()}
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    if not REAL_PDF.exists():
-        pytest.skip(f"the shared corpus is missing ({REAL_PDF})")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 @pytest.fixture
 def alice(db_url: str) -> users.NewUser:
-    # Playwright's sync API keeps an event loop running on this thread: use another one.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, create_user(db_url, "alice")).result()
+    return create_user_beside_playwright(db_url, "alice")
 
 
 @pytest.fixture

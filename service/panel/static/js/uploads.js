@@ -65,7 +65,14 @@ export function createUploader({ input, dropzone, list, getProjectId, onRegister
 
   function enqueue(files) {
     const projectId = getProjectId();
-    if (!projectId) return;
+    if (!projectId) {
+      for (const file of files) {
+        const item = createItem(file, null);
+        list.prepend(item.node);
+        item.state("Not uploaded: choose or create a project first.", "error");
+      }
+      return;
+    }
     for (const file of files) {
       const item = createItem(file, projectId);
       list.prepend(item.node);
@@ -160,7 +167,12 @@ async function send(grant, file, onProgress) {
  * for good the upload has failed: no further part is started. */
 async function sendParts(grant, file, onProgress) {
   const loaded = new Map();
-  const report = () => onProgress([...loaded.values()].reduce((sum, bytes) => sum + bytes, 0) / file.size);
+  // The bar never moves back: a part sent again shows once it passes its earlier high point.
+  let shown = 0;
+  const report = () => {
+    shown = Math.max(shown, [...loaded.values()].reduce((sum, bytes) => sum + bytes, 0) / file.size);
+    onProgress(shown);
+  };
   const queue = [...grant.parts];
   let failed = false;
   async function lane() {
