@@ -5,6 +5,10 @@ and the parts of a grant never registered swept away. Against a real SeaweedFS."
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -255,7 +259,7 @@ def test_a_part_that_keeps_failing_fails_the_upload_and_registers_nothing(
     assert listed["documents"] == []
 
 
-def test_a_49_mb_pdf_goes_to_s3_in_default_parts_with_shortlist_client(
+def test_shortlist_upload_sends_a_49_mb_pdf_to_s3_in_default_parts(
     db_url: str, tmp_path: Path, seaweed: SeaweedS3
 ) -> None:
     alice = asyncio.run(new_user(db_url, "alice"))
@@ -264,26 +268,33 @@ def test_a_49_mb_pdf_goes_to_s3_in_default_parts_with_shortlist_client(
     storage = s3_storage(seaweed)
     del storage["multipart_threshold_bytes"], storage["multipart_part_bytes"]
 
-    with (
-        run_service(db_url, tmp_path / "data", storage=storage) as base_url,
-        ShortlistClient(base_url, alice.token) as client,
-    ):
-        grant = client.http.post(
-            "/api/uploads",
+    with run_service(db_url, tmp_path / "data", storage=storage) as base_url:
+        probe = httpx.post(
+            f"{base_url}/api/uploads",
             json={
                 "project_id": str(alice.project.id),
                 "filename": "probe.pdf",
                 "content_type": "application/pdf",
                 "size": path.stat().st_size,
             },
+            headers=bearer(alice.token),
         ).json()
-        document = client.upload(str(alice.project.id), path)
-        settled = client.wait(document["id"], timeout=240, interval=0.5)
+        uploaded = subprocess.run(
+            [sys.executable, "-m", "service.cli", "upload", str(path), "--url", base_url, "--json"],
+            env={**os.environ, "DATABASE_URL": db_url, "SHORTLIST_TOKEN": alice.token},
+            capture_output=True,
+            text=True,
+            timeout=280,
+            check=False,
+        )
 
-    assert grant["method"] == "MULTIPART"
-    assert len(grant["parts"]) == 7  # 8 MiB parts by default
-    assert settled["status"] == "ready", settled
-    assert settled["size_bytes"] == path.stat().st_size
+    assert probe["method"] == "MULTIPART"
+    assert len(probe["parts"]) == 7  # 8 MiB parts by default
+    assert uploaded.returncode == 0, uploaded.stderr
+    [entry] = json.loads(uploaded.stdout)
+    assert entry["status"] == "ready", entry
+    assert entry["document"]["name"] == "big.pdf"
+    assert "big.pdf" in uploaded.stderr, "the progress bar is drawn on stderr"
 
 
 async def _expire_long_ago(db_url: str, upload_id: str) -> None:
