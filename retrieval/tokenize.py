@@ -63,7 +63,10 @@ def _combining_mark_ranges() -> str:
 
 _MARKS = _combining_mark_ranges()
 _WORD_RE = re.compile(rf"[\w{_MARKS}]+")
-"""Words of text without CJK characters (the fast, common case)."""
+"""Words of text without CJK characters (the common case)."""
+_ASCII_WORD_RE = re.compile(r"[a-z0-9_]+")
+"""The same words in casefolded ASCII text, found 2-3x faster than with ``_WORD_RE``'s
+large character class (most passages are ASCII)."""
 _MIXED_RE = re.compile(rf"[{_CJK}]+|(?:[^\W{_CJK}]|[{_MARKS}])+")
 """Words and CJK runs, for text that has CJK characters."""
 _CJK_RE = re.compile(rf"[{_CJK}]")
@@ -167,7 +170,7 @@ class Tokenizer:
     def documents_term_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """:meth:`document_term_ids` of many passages at once: the fast path for indexing."""
         normalised = [_normalise(text) for text in texts]
-        word_lists = [(_MIXED_RE if cjk else _WORD_RE).findall(text) for text, cjk in normalised]
+        word_lists = [_words(text, cjk) for text, cjk in normalised]
         memo = self._memo
         if len(memo) > _MEMO_LIMIT:
             memo = self._memo = {}  # a fresh dict: threads reading the old one are unaffected
@@ -192,7 +195,7 @@ class Tokenizer:
 
     def _analyse(self, text: str, *, cjk_unigrams: bool) -> list[str]:
         text, has_cjk = _normalise(text)
-        words = (_MIXED_RE if has_cjk else _WORD_RE).findall(text)
+        words = _words(text, has_cjk)
         plain = list({w for w in words if not (has_cjk and _CJK_RE.match(w))})
         term_of = dict(zip(plain, self._terms_of(plain), strict=True))
         terms: list[str] = []
@@ -228,6 +231,15 @@ class Tokenizer:
                 new = [term for term in dict.fromkeys(terms) if term and term not in ids]
                 ids.update(zip(new, range(len(ids) + 1, len(ids) + 1 + len(new)), strict=True))
         return [ids.get(term, 0) for term in terms]
+
+
+def _words(text: str, has_cjk: bool) -> list[str]:
+    """Words (and CJK runs, when ``has_cjk``) of normalised text, in order."""
+    if has_cjk:
+        return _MIXED_RE.findall(text)
+    if text.isascii():
+        return _ASCII_WORD_RE.findall(text)
+    return _WORD_RE.findall(text)
 
 
 def _normalise(text: str) -> tuple[str, bool]:

@@ -26,9 +26,9 @@ from uuid import UUID
 import click
 import msgspec
 
-from service.db import connection
+from service.db import Connection, connection
 from service.errors import InvalidRequest, ShortlistError
-from service.records import Principal
+from service.records import Principal, User
 from service.runtime import Runtime, open_runtime
 from service.services import projects, users
 from service.settings import Settings, get_settings
@@ -97,6 +97,18 @@ def run_with_runtime(settings: Settings, work: Callable[[Runtime], Awaitable[T]]
             return await work(runtime)
 
     return asyncio.run(main())
+
+
+def run_for_user(user_name: str, action: Callable[[Connection, User], Awaitable[T]]) -> T:
+    """Open the runtime, look up the user named ``user_name`` and run ``action`` for them
+    on one connection."""
+
+    async def work(runtime: Runtime) -> T:
+        async with connection(runtime.pool) as conn:
+            owner = await users.get_user_by_name(conn, user_name)
+            return await action(conn, owner)
+
+    return run_with_runtime(get_settings(), work)
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
@@ -263,12 +275,9 @@ user_option = click.option(
 def project_create(name: str, user_name: str, as_json: bool) -> None:
     """Create a project for a user."""
 
-    async def work(runtime: Runtime) -> Any:
-        async with connection(runtime.pool) as conn:
-            owner = await users.get_user_by_name(conn, user_name)
-            return await projects.create_project(conn, owner.id, name)
-
-    created = run_with_runtime(get_settings(), work)
+    created = run_for_user(
+        user_name, lambda conn, owner: projects.create_project(conn, owner.id, name)
+    )
     if as_json:
         emit_json({"project": {"id": created.id, "name": created.name}})
         return
@@ -282,12 +291,7 @@ def project_create(name: str, user_name: str, as_json: bool) -> None:
 def project_list(user_name: str, as_json: bool) -> None:
     """List a user's projects."""
 
-    async def work(runtime: Runtime) -> list[Any]:
-        async with connection(runtime.pool) as conn:
-            owner = await users.get_user_by_name(conn, user_name)
-            return await projects.list_projects(conn, owner.id)
-
-    found = run_with_runtime(get_settings(), work)
+    found = run_for_user(user_name, lambda conn, owner: projects.list_projects(conn, owner.id))
     if as_json:
         emit_json(
             {
@@ -325,12 +329,9 @@ def token() -> None:
 def token_create(user_name: str, label: str, as_json: bool) -> None:
     """Create another API token for a user. It is shown once."""
 
-    async def work(runtime: Runtime) -> tuple[str, Any]:
-        async with connection(runtime.pool) as conn:
-            owner = await users.get_user_by_name(conn, user_name)
-            return await users.create_token(conn, owner.id, label=label)
-
-    secret, created = run_with_runtime(get_settings(), work)
+    secret, created = run_for_user(
+        user_name, lambda conn, owner: users.create_token(conn, owner.id, label=label)
+    )
     if as_json:
         emit_json(
             {"token": secret, "id": created.id, "prefix": created.prefix, "label": created.label}
@@ -346,12 +347,7 @@ def token_create(user_name: str, label: str, as_json: bool) -> None:
 def token_list(user_name: str, as_json: bool) -> None:
     """List a user's tokens (prefixes only; tokens themselves are never stored)."""
 
-    async def work(runtime: Runtime) -> list[Any]:
-        async with connection(runtime.pool) as conn:
-            owner = await users.get_user_by_name(conn, user_name)
-            return await users.list_tokens(conn, owner.id)
-
-    found = run_with_runtime(get_settings(), work)
+    found = run_for_user(user_name, lambda conn, owner: users.list_tokens(conn, owner.id))
     if as_json:
         emit_json({"tokens": [asdict(t) for t in found]})
         return

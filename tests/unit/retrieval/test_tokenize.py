@@ -92,3 +92,25 @@ def test_query_terms_do_not_grow_the_vocabulary() -> None:
     size = tokenizer.vocabulary_size
     tokenizer.query_terms("completely unseen words 从未见过")
     assert tokenizer.vocabulary_size == size
+
+
+def test_ascii_text_splits_into_the_same_words_on_its_fast_path() -> None:
+    every_ascii = "".join(map(chr, range(128)))
+    text = f"{every_ascii} Under_score v2.0 e-mail CAFE x86_64 {every_ascii[::-1]}"
+    tokenizer = Tokenizer()
+
+    ascii_terms = tokenizer.document_terms(text)
+    # A non-ASCII word at the end takes the general path; the ASCII words must not change.
+    general_terms = tokenizer.document_terms(text + " é")
+
+    assert general_terms[: len(ascii_terms)] == ascii_terms
+    assert general_terms[len(ascii_terms) :] == ["e"]
+    assert tokenizer.document_terms("Under_score v2.0 e-mail CAFE x86_64") == [
+        "under_scor",
+        "v2",
+        "0",
+        "e",
+        "mail",
+        "cafe",
+        "x86_64",
+    ]
