@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 import procrastinate
 from procrastinate.exceptions import AlreadyEnqueued
-from procrastinate.schema import SchemaManager
 
 from service.db import RECONNECT_WINDOW_SECONDS, connection
 from service.services import extraction, uploads
@@ -176,12 +175,3 @@ class Jobs:
             swept = await uploads.sweep_abandoned_uploads(runtime, conn)
             if swept:
                 logger.info("swept %d upload grants that were never registered", swept)
-
-
-async def apply_queue_schema(conn: Any) -> None:
-    """Create procrastinate's tables once (called under the migration lock)."""
-    cursor = await conn.execute("SELECT to_regclass('procrastinate_jobs') IS NOT NULL")
-    exists = (await cursor.fetchone())[0]
-    if not exists:
-        await conn.execute(SchemaManager.get_schema())
-        logger.info("created the job queue's tables")

@@ -4,7 +4,7 @@ Each migration runs in its own transaction together with the row that records
 it in ``schema_migrations``. A session-level advisory lock serialises
 concurrent start-ups: the second process waits, then finds nothing left to do.
 The extraction queue's own tables (procrastinate's) are applied under the same
-lock by :func:`service.jobs.apply_queue_schema` when the jobs module is present.
+lock by :func:`service.queue_schema.apply_queue_schema`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
 )
 """
 
-AfterMigrate = Callable[[psycopg.AsyncConnection[object]], Awaitable[None]]
+AfterMigrate = Callable[[psycopg.AsyncConnection[object]], Awaitable[object]]
 
 
 async def migrate(

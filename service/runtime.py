@@ -18,8 +18,9 @@ from pydantic import SecretStr
 
 from service.blobs import BlobStore, open_blob_store
 from service.db import DatabaseLocation, Pool, create_pool, locate_database
-from service.jobs import Jobs, apply_queue_schema
+from service.jobs import Jobs
 from service.migrations import migrate
+from service.queue_schema import apply_queue_schema
 from service.rate_limit import RateLimiter
 from service.services.search import SearchEngine
 from service.settings import Settings

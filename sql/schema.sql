@@ -74,3 +74,9 @@ CREATE TABLE documents (
 );
 CREATE UNIQUE INDEX documents_project_name_key ON documents (project_id, lower(btrim(name)));
 CREATE INDEX documents_project_status_idx ON documents (project_id, status);
+
+-- Which of procrastinate's own migration files this database has had (service/queue_schema.py).
+CREATE TABLE queue_migrations (
+    name        text PRIMARY KEY,
+    applied_at  timestamptz NOT NULL DEFAULT now()
+);
