@@ -1,7 +1,8 @@
 """Bytes to page-marked Markdown, once, at upload (no database, no HTTP).
 
 ``extract_document`` works in-process; ``extract_in_sandbox`` does the same in
-a fresh child process with a memory cap and a wall-clock timeout.
+a fresh child process with a memory cap and a wall-clock timeout, and a
+``SandboxPool`` in children started ahead of time.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from extract.errors import (
     ScannedPdfError,
     UnsupportedFormatError,
 )
-from extract.sandbox import extract_in_sandbox
+from extract.sandbox import SandboxPool, extract_in_sandbox
 from extract.types import KINDS, Extraction, ExtractionLimits, Kind, PageOcr
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "ExtractionTimeout",
     "Kind",
     "PageOcr",
+    "SandboxPool",
     "ScannedPdfError",
     "UnsupportedFormatError",
     "detect_kind",

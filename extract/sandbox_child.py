@@ -1,12 +1,16 @@
 """The sandbox child: ``python -m extract.sandbox_child`` (started by :mod:`extract.sandbox`).
 
 Reads one JSON header line and the document bytes from stdin, caps its own
-address space, extracts, and writes one JSON answer to stdout.
+address space, extracts, and writes one JSON answer to stdout. With ``--warm``
+it first imports the PDF libraries, so it can wait as a spare
+(:class:`extract.sandbox.SandboxPool`); a spare whose stdin closes before a
+document arrives exits quietly.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import os
 import resource
@@ -40,11 +44,39 @@ def _answer(header: dict[str, Any], data: bytes) -> dict[str, Any]:
     return {"extraction": dataclasses.asdict(extraction)}
 
 
+_PDF_LIBRARIES = ("pymupdf", "pymupdf4llm")
+"""What reading a PDF loads: most of a PDF child's start-up (the other readers load in
+a fraction of a second)."""
+
+
+def _load_pdf_libraries() -> None:
+    """Import what extracting a PDF needs (the slow part of a PDF child's start).
+
+    Under the memory cap, like everything the child does: when the libraries do not
+    fit, the child waits anyway and its document meets the same wall a fresh child's
+    would.
+    """
+    try:
+        for module in _PDF_LIBRARIES:
+            importlib.import_module(module)
+    except MemoryError:
+        pass
+
+
 def main() -> None:
-    """Child entry point: header line and bytes on stdin, one JSON answer on stdout."""
+    """Child entry point: header line and bytes on stdin, one JSON answer on stdout.
+
+    ``--warm MEMORY_MB``: cap the address space at once, load the PDF libraries, then wait.
+    """
     answer_stream = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not corrupt the answer
-    header = json.loads(sys.stdin.buffer.readline())
+    if sys.argv[1:2] == ["--warm"]:
+        _cap_memory(int(sys.argv[2]))
+        _load_pdf_libraries()
+    line = sys.stdin.buffer.readline()
+    if not line:
+        return  # a spare nobody needed
+    header = json.loads(line)
     _cap_memory(int(header["limits"]["memory_mb"]))
     data = sys.stdin.buffer.read()
     try:
@@ -57,3 +89,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    # The answer is out; tearing down the interpreter (and PyMuPDF's and ONNX's state)
+    # would only keep the parent waiting.
+    sys.stderr.flush()
+    os._exit(0)

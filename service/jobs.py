@@ -26,6 +26,7 @@ import logging
 from typing import TYPE_CHECKING
 from uuid import UUID
 
+import anyio.to_thread
 import procrastinate
 from procrastinate.exceptions import AlreadyEnqueued
 
@@ -126,6 +127,7 @@ class Jobs:
 
     async def run_worker(self, runtime: Runtime, *, name: str = "shortlist-worker") -> None:
         """Process jobs until cancelled."""
+        await anyio.to_thread.run_sync(runtime.sandboxes.warm)
         await self.app.run_worker_async(
             queues=[EXTRACTION_QUEUE, MAINTENANCE_QUEUE],
             name=name,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
+from extract import SandboxPool
 from service.blobs import BlobStore, open_blob_store
 from service.db import DatabaseLocation, Pool, create_pool, locate_database
 from service.jobs import Jobs
@@ -44,6 +45,7 @@ class Runtime:
         blobs: BlobStore,
         jobs: Jobs,
         search: SearchEngine,
+        sandboxes: SandboxPool,
     ) -> None:
         self.settings = settings
         self.database = database
@@ -51,6 +53,8 @@ class Runtime:
         self.blobs = blobs
         self.jobs = jobs
         self.search = search
+        self.sandboxes = sandboxes
+        """Extraction processes; spares start with the first worker or extraction."""
         self.search_limiter = RateLimiter(settings.server.search_rate_per_minute)
         self.upload_limiter = RateLimiter(settings.server.upload_rate_per_minute)
 
@@ -122,6 +126,9 @@ async def open_runtime(
         await pool.open(wait=True, timeout=max(10.0, settings.database.pool_timeout))
         jobs = Jobs(database.url, settings)
         search = SearchEngine(settings)
+        sandboxes = SandboxPool(
+            settings.extraction.warm_processes, memory_mb=settings.extraction.memory_mb
+        )
         try:
             await jobs.open()
             yield Runtime(
@@ -131,8 +138,10 @@ async def open_runtime(
                 blobs=blobs or build_blob_store(settings),
                 jobs=jobs,
                 search=search,
+                sandboxes=sandboxes,
             )
         finally:
+            sandboxes.close()
             search.close()
             await jobs.close()
             await pool.close()

@@ -114,7 +114,9 @@ class ExtractionSettings(BaseModel):
     timeout_seconds: float = Field(default=120.0, gt=0)
     """Wall-clock limit on one extraction."""
     memory_mb: int = Field(default=2048, ge=128)
-    """Address-space cap of the extraction process."""
+    """Address-space cap of the extraction process, libraries included (PDF ones take ~500 MB of it)."""
+    warm_processes: int = Field(default=1, ge=0, le=32)
+    """Extraction processes a worker keeps started with the PDF libraries loaded, each waiting for one PDF (~150 MB each; 0 starts one per document)."""
 
 
 class SearchSettings(BaseModel):

@@ -120,6 +120,9 @@ def make_settings(db_url: str, data_dir: Path, **overrides: object) -> Settings:
         "database_url": db_url,
         "data_dir": data_dir,
         "search": {"reranker": "none"},
+        # A spare extraction process costs seconds of CPU to load; hundreds of short-lived
+        # test services would each start one. Tests that are about spares turn them on.
+        "extraction": {"warm_processes": 0},
     }
     values.update(overrides)
     return Settings.model_validate(values)

@@ -15,7 +15,7 @@ from uuid import UUID
 
 import anyio.to_thread
 
-from extract import Extraction, ExtractionError, ExtractionLimits, extract_in_sandbox
+from extract import Extraction, ExtractionError, ExtractionLimits
 from service.blobs import BlobNotFound
 from service.db import Connection, connection
 from sql import queries
@@ -88,7 +88,7 @@ async def extract_bytes(
     """Run the sandboxed extractor in a worker thread (it blocks on its child process)."""
     limits = limits_for(runtime.settings)
     return await anyio.to_thread.run_sync(
-        lambda: extract_in_sandbox(data, filename, content_type, limits=limits),
+        lambda: runtime.sandboxes.extract(data, filename, content_type, limits=limits),
         abandon_on_cancel=True,
     )
 
