@@ -105,7 +105,8 @@ class Jobs:
         self.app = procrastinate.App(connector=connector)
         self.app.add_tasks_from(tasks, namespace="")
         retry = procrastinate.RetryStrategy(
-            max_attempts=settings.jobs.max_attempts, exponential_wait=2
+            max_attempts=settings.jobs.max_attempts,
+            exponential_wait=settings.jobs.retry_backoff_base,
         )
         self.app.tasks[EXTRACT_TASK].retry_strategy = retry
 

@@ -150,6 +150,10 @@ class SearchSettings(BaseModel):
     """Cohere truncates each passage to this many tokens."""
     cohere_max_retries: int = Field(default=2, ge=0)
     """Retries on 429/5xx before falling back to BM25 order."""
+    cohere_failure_threshold: int = Field(default=5, ge=1)
+    """Consecutive failed Cohere queries after which calls stop for the cooldown (BM25 order meanwhile)."""
+    cohere_cooldown_seconds: float = Field(default=30.0, gt=0)
+    """How long calls to Cohere stop once the failure threshold is reached; then one is let through."""
 
 
 class JobSettings(BaseModel):
@@ -161,6 +165,8 @@ class JobSettings(BaseModel):
     """Extractions one worker runs at once."""
     max_attempts: int = Field(default=3, ge=1)
     """Attempts per extraction before the document is marked failed."""
+    retry_backoff_base: int = Field(default=2, ge=0)
+    """Seconds before an extraction's second attempt; later waits are its powers (2: 2 s, 4 s, 8 s…)."""
     stale_after_seconds: int = Field(default=900, ge=30)
     """A document pending longer than this is marked failed by the sweep."""
 

@@ -50,6 +50,8 @@ def build_reranker(settings: Settings) -> Reranker:
             timeout=settings.search.rerank_timeout,
             max_retries=settings.search.cohere_max_retries,
             max_tokens_per_doc=settings.search.cohere_max_tokens_per_doc,
+            failure_threshold=settings.search.cohere_failure_threshold,
+            cooldown=settings.search.cohere_cooldown_seconds,
         )
     return make_reranker(kind)
 

@@ -8,6 +8,7 @@ circuit breaker) over one module-wide database holding three ready documents.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -46,11 +47,16 @@ def standin() -> Iterator[CohereStandin]:
 
 @asynccontextmanager
 async def running_app(
-    corpus: SeededProject, reranker: str, standin: CohereStandin | None = None, retries: int = 2
+    corpus: SeededProject,
+    reranker: str,
+    standin: CohereStandin | None = None,
+    retries: int = 2,
+    **search_settings: Any,
 ) -> AsyncIterator[Any]:
     search: dict[str, Any] = {"reranker": reranker, "rerank_timeout": RERANK_TIMEOUT}
     if standin is not None:
         search.update(cohere_base_url=standin.url, cohere_max_retries=retries)
+    search.update(search_settings)
     settings = make_settings(
         corpus.db_url,
         corpus.data_dir,
@@ -81,8 +87,6 @@ def ranking(body: dict[str, Any]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def bm25_ranking(corpus: SeededProject) -> list[str]:
-    import asyncio
-
     async def search() -> list[str]:
         async with running_app(corpus, "none") as client:
             _, body = await timed_search(client, corpus)
@@ -169,3 +173,27 @@ async def test_the_circuit_opens_after_repeated_failures_and_stops_calling_the_r
             assert elapsed < SLACK, "an open circuit answers without waiting on the reranker"
 
     assert standin.calls == 5
+
+
+async def test_the_circuit_follows_its_settings_and_closes_after_the_cooldown(
+    corpus: SeededProject, standin: CohereStandin, bm25_ranking: list[str]
+) -> None:
+    standin.set_mode("500")
+    async with running_app(
+        corpus,
+        "cohere",
+        standin,
+        retries=0,
+        cohere_failure_threshold=2,
+        cohere_cooldown_seconds=1.0,
+    ) as client:
+        for _ in range(3):
+            await timed_search(client, corpus)
+        assert standin.calls == 2, "the circuit opened after two failed queries"
+
+        standin.set_mode("ok")
+        await asyncio.sleep(1.2)  # the cooldown passes
+        _, body = await timed_search(client, corpus)
+
+    assert standin.calls == 3
+    assert body["reranked"] is True
