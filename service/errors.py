@@ -20,7 +20,7 @@ A subclass's docstring is its default message::
     ├── ServiceUnavailable (503)
     │   └── DatabaseUnavailable
     ├── BlobStoreError and its tree (service/blobs/errors.py)
-    ├── EmbeddedPostgresUnavailable and its tree (service/embedded_pg.py; under ServiceUnavailable)
+    ├── EmbeddedPostgresUnavailable and its tree (service/embedded_pg/errors.py; under ServiceUnavailable)
     └── ComponentError (an error of extract/ or retrieval/, carried with its own status and code)
 """
 

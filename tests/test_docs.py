@@ -43,7 +43,7 @@ def test_every_error_code_is_in_docs_errors() -> None:
         "service.errors",
         "service.filenames",
         "service.panel.errors",
-        "service.embedded_pg",
+        "service.embedded_pg.errors",
         "service.blobs.errors",
         "extract.errors",
         "retrieval.errors",
