@@ -14,16 +14,9 @@ from service.app import create_app
 from service.runtime import Runtime
 from tests.conftest import make_settings
 from tests.integration.documents.conftest import Uploader, make_pdf, new_user
+from tests.support.procfs import is_running
 
 pytestmark = pytest.mark.anyio
-
-
-def running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().split(") ")[1][0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 async def spares_of(runtime: Runtime, count: int, within: float = 30.0) -> list[int]:
@@ -53,6 +46,6 @@ async def test_the_worker_hands_a_document_to_its_waiting_extraction_process(
         [replacement] = await spares_of(runtime, 1)
 
     assert document["status"] == "ready", document
-    assert not running(spare), "the spare read the document, then exited"
+    assert not is_running(spare), "the spare read the document, then exited"
     assert replacement != spare
-    assert not running(replacement), "closing the service stops its spares"
+    assert not is_running(replacement), "closing the service stops its spares"

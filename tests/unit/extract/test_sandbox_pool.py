@@ -18,6 +18,7 @@ from extract import (
     ScannedPdfError,
     extract_document,
 )
+from tests.support.procfs import is_running
 from tests.unit.extract import samples
 
 
@@ -28,15 +29,6 @@ def pool() -> Iterator[SandboxPool]:
         yield sandboxes
     finally:
         sandboxes.close()
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a running (not zombie) process."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().split(") ")[1][0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def wait_until(condition: object, within: float = 30.0) -> None:
@@ -58,7 +50,7 @@ def test_a_spare_serves_one_pdf_and_is_replaced(pool: SandboxPool) -> None:
 
     pool.extract(samples.pdf_report(), "a.pdf", None)
 
-    assert not alive(spare), "the spare that read the document has exited"
+    assert not is_running(spare), "the spare that read the document has exited"
     [replacement] = pool.spare_pids()
     assert replacement != spare
     pool.extract(samples.pdf_report(), "upload", "application/pdf")
@@ -124,7 +116,7 @@ def test_a_spare_that_died_is_passed_over(pool: SandboxPool) -> None:
     pool.warm()
     [spare] = pool.spare_pids()
     os.kill(spare, 9)
-    wait_until(lambda: not alive(spare))
+    wait_until(lambda: not is_running(spare))
 
     assert pool.extract(samples.pdf_report(), "r.pdf", None).kind == "pdf"
 
@@ -135,7 +127,7 @@ def test_spares_stop_when_the_pool_closes(pool: SandboxPool) -> None:
 
     pool.close()
 
-    assert not alive(spare)
+    assert not is_running(spare)
     assert pool.spare_pids() == []
     assert pool.extract(samples.pdf_report(), "r.pdf", None).kind == "pdf"
     assert pool.spare_pids() == [], "a closed pool starts no more spares"
