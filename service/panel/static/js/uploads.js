@@ -164,7 +164,8 @@ async function send(grant, file, onProgress) {
 
 /** PUT each part to its own URL, a few at a time; a part that fails for a passing
  * reason (connection lost, 5xx, 429) is sent again on its own. Once a part has failed
- * for good the upload has failed: no further part is started. */
+ * for good the upload has failed: no further part is started and the ones under way
+ * are cancelled. */
 async function sendParts(grant, file, onProgress) {
   const loaded = new Map();
   // The bar never moves back: a part sent again shows once it passes its earlier high point.
@@ -174,17 +175,17 @@ async function sendParts(grant, file, onProgress) {
     onProgress(shown);
   };
   const queue = [...grant.parts];
-  let failed = false;
+  const failure = new AbortController();
   async function lane() {
-    while (!failed && queue.length > 0) {
+    while (!failure.signal.aborted && queue.length > 0) {
       const part = queue.shift();
       try {
-        await sendPart(grant, file, part, (bytes) => {
+        await sendPart(grant, file, part, failure.signal, (bytes) => {
           loaded.set(part.number, bytes);
           report();
         });
       } catch (error) {
-        failed = true;
+        failure.abort();
         throw error;
       }
     }
@@ -192,16 +193,16 @@ async function sendParts(grant, file, onProgress) {
   await Promise.all(Array.from({ length: Math.min(PART_CONCURRENCY, queue.length) }, lane));
 }
 
-async function sendPart(grant, file, part, onLoaded) {
+async function sendPart(grant, file, part, signal, onLoaded) {
   const blob = file.slice(part.offset, part.offset + part.size);
   let wait = 500;
   for (let attempt = 1; ; attempt += 1) {
     let request;
     try {
-      request = await transfer("PUT", part.url, blob, grant.headers, (bytes) => onLoaded(bytes));
+      request = await transfer("PUT", part.url, blob, grant.headers, (bytes) => onLoaded(bytes), signal);
     } catch (error) {
       request = null;
-      if (attempt >= PART_ATTEMPTS) throw error;
+      if (attempt >= PART_ATTEMPTS || signal.aborted) throw error;
     }
     if (request && request.status >= 200 && request.status < 300) {
       onLoaded(part.size);
@@ -217,10 +218,15 @@ async function sendPart(grant, file, part, onLoaded) {
 }
 
 /** One XMLHttpRequest (fetch cannot report upload progress); resolves with the finished
- * request whatever its status, rejects when the connection fails. */
-function transfer(method, url, body, headers, onLoaded) {
+ * request whatever its status, rejects when the connection fails or ``signal`` aborts. */
+function transfer(method, url, body, headers, onLoaded, signal) {
   return new Promise((resolve, reject) => {
+    if (signal && signal.aborted) {
+      reject(new Error("the upload was cancelled."));
+      return;
+    }
     const request = new XMLHttpRequest();
+    if (signal) signal.addEventListener("abort", () => request.abort(), { once: true });
     request.open(method, url);
     request.upload.addEventListener("progress", (event) => {
       if (event.lengthComputable) onLoaded(event.loaded, event.total);
