@@ -13,7 +13,7 @@ import mimetypes
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent import futures
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -136,18 +136,25 @@ class ShortlistClient:
     def _send_parts(
         self, grant: dict[str, Any], path: Path, on_progress: ProgressCallback | None
     ) -> None:
-        """PUT every part to its own URL, a few at a time, each retried on its own."""
+        """PUT every part to its own URL, a few at a time, each retried on its own; once a
+        part has failed for good, parts not yet started are dropped and no part is retried."""
         report = _locked(on_progress)
+        failed = threading.Event()
         with (
             httpx.Client(timeout=self.http.timeout) as store,
-            ThreadPoolExecutor(max_workers=max(1, self.part_concurrency)) as pool,
+            futures.ThreadPoolExecutor(max_workers=max(1, self.part_concurrency)) as pool,
         ):
             sends = [
-                pool.submit(self._send_part, store, grant["headers"], part, path, report)
+                pool.submit(self._send_part, store, grant["headers"], part, path, report, failed)
                 for part in grant["parts"]
             ]
-            for sent in sends:
-                sent.result()
+            done, _ = futures.wait(sends, return_when=futures.FIRST_EXCEPTION)
+            problems = [sent for sent in done if sent.exception() is not None]
+            if problems:
+                failed.set()
+                for sent in sends:
+                    sent.cancel()
+                problems[0].result()
 
     def _send_part(
         self,
@@ -156,12 +163,15 @@ class ShortlistClient:
         part: dict[str, Any],
         path: Path,
         report: ProgressCallback | None,
+        failed: threading.Event,
     ) -> None:
         with path.open("rb") as handle:
             handle.seek(part["offset"])
             data = handle.read(part["size"])
         wait = self.retry_wait
         for attempt in range(1, self.part_attempts + 1):
+            if failed.is_set():
+                return  # another part failed for good: the upload has failed already
             sent = 0
 
             def counted() -> Iterator[bytes]:

@@ -232,30 +232,32 @@ def test_the_client_sends_a_failed_part_again_and_only_that_part(
     assert settled["status"] == "ready", settled
 
 
-def test_a_part_that_keeps_failing_fails_the_upload_and_registers_nothing(
+def test_a_part_that_keeps_failing_fails_the_upload_and_nothing_more_is_sent(
     db_url: str, tmp_path: Path, seaweed: SeaweedS3
 ) -> None:
     alice = asyncio.run(new_user(db_url, "alice"))
     path = tmp_path / "survey.pdf"
     path.write_bytes(padded_pdf(11 * MB))
 
-    def every_try_of_part_3(seen: Seen) -> bool:
-        return "partNumber=3&" in seen.target
+    def every_try_of_part_1(seen: Seen) -> bool:
+        return "partNumber=1&" in seen.target
 
     with (
-        service_behind_faults(db_url, tmp_path, seaweed, fail=every_try_of_part_3) as (
+        service_behind_faults(db_url, tmp_path, seaweed, fail=every_try_of_part_1) as (
             proxy,
             base_url,
         ),
-        ShortlistClient(base_url, alice.token, retry_wait=0.05, part_attempts=3) as client,
+        ShortlistClient(
+            base_url, alice.token, retry_wait=0.05, part_attempts=3, part_concurrency=1
+        ) as client,
     ):
         with pytest.raises(ComponentError) as raised:
             client.upload(str(alice.project.id), path)
         listed = client.http.get(f"/api/projects/{alice.project.id}/documents").json()
 
     assert raised.value.code == "upload_part_failed"
-    assert "Part 3 failed 3 times" in raised.value.message
-    assert proxy.attempts("PUT", "partNumber=3&") == 3
+    assert "Part 1 failed 3 times" in raised.value.message
+    assert [proxy.attempts("PUT", f"partNumber={n}&") for n in (1, 2, 3)] == [3, 0, 0]
     assert listed["documents"] == []
 
 
