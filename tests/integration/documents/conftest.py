@@ -16,7 +16,9 @@ from litestar.testing import AsyncTestClient
 from psycopg.rows import dict_row
 
 from service.app import create_app
+from service.runtime import Runtime
 from service.services import users
+from service.services.uploads import sweep_abandoned_uploads
 from service.settings import Settings
 
 
@@ -40,6 +42,16 @@ def make_pdf(pages: list[str]) -> bytes:
     data: bytes = doc.tobytes()
     doc.close()
     return data
+
+
+async def sweep_uploads_now(runtime: Runtime, db_url: str) -> int:
+    """Run the abandoned-upload sweep with the app's settings and blob store, on a
+    connection of the test's own event loop (the app's pool belongs to the app's loop,
+    which runs in another thread)."""
+    async with await psycopg.AsyncConnection.connect(
+        db_url, autocommit=True, row_factory=dict_row
+    ) as conn:
+        return await sweep_abandoned_uploads(runtime, conn)
 
 
 def padded_pdf(target: int) -> bytes:

@@ -21,10 +21,8 @@ from litestar.testing import AsyncTestClient
 
 from service.app import create_app
 from service.client import ShortlistClient
-from service.db import connection
 from service.errors import ComponentError
 from service.runtime import Runtime
-from service.services.uploads import sweep_abandoned_uploads
 from service.settings import Settings
 from tests.browser.live_service import run_service
 from tests.conftest import make_settings
@@ -34,6 +32,7 @@ from tests.integration.documents.conftest import (
     make_pdf,
     new_user,
     padded_pdf,
+    sweep_uploads_now,
 )
 from tests.support.fault_proxy import FaultProxy, Seen
 from tests.support.seaweed import SeaweedS3, run_seaweed_s3
@@ -176,8 +175,7 @@ async def test_a_grant_never_registered_has_its_parts_swept(s3_client: Any, db_u
     await _expire_long_ago(db_url, grant["upload_id"])
 
     runtime: Runtime = s3_client.app.state.runtime
-    async with connection(runtime.pool) as conn:
-        assert await sweep_abandoned_uploads(runtime, conn) == 1
+    assert await sweep_uploads_now(runtime, db_url) == 1
 
     late_part = await send_part(grant, 2, data)
     assert late_part.status_code == 404
@@ -199,8 +197,7 @@ async def test_a_registered_upload_is_never_swept(s3_client: Any, db_url: str) -
     await _expire_long_ago(db_url, grant["upload_id"])
 
     runtime: Runtime = s3_client.app.state.runtime
-    async with connection(runtime.pool) as conn:
-        assert await sweep_abandoned_uploads(runtime, conn) == 0
+    assert await sweep_uploads_now(runtime, db_url) == 0
 
     assert runtime.blobs.head(f"projects/{alice.project.id}/uploads/{grant['upload_id']}")
 

@@ -6,15 +6,14 @@ from typing import Any
 import psycopg
 import pytest
 
-from service.db import connection
 from service.runtime import Runtime
-from service.services.uploads import sweep_abandoned_uploads
 from tests.integration.documents.conftest import (
     Uploader,
     bearer,
     make_pdf,
     new_user,
     padded_pdf,
+    sweep_uploads_now,
 )
 from tests.support.paths import CORPUS_DIR
 
@@ -181,8 +180,7 @@ async def test_only_grants_never_registered_well_after_expiry_are_swept(
             )
         grants[name] = grant
 
-    async with connection(runtime.pool) as conn:
-        swept = await sweep_abandoned_uploads(runtime, conn)
+    swept = await sweep_uploads_now(runtime, db_url)
 
     def key(name: str) -> str:
         return f"projects/{alice.project.id}/uploads/{grants[name]['upload_id']}"
