@@ -300,8 +300,9 @@ class S3BlobStore:
                 pass
 
     def configure_cors(self, allowed_origins: Sequence[str], *, max_age: int = 3600) -> None:
-        """Let browsers on ``allowed_origins`` POST uploads, PUT upload parts and GET downloads (dev and
-        self-hosted setups; on AWS or R2 this is usually done once, by the operator).
+        """Let browsers on ``allowed_origins`` POST uploads, PUT upload parts and GET
+        downloads (dev and self-hosted setups; on AWS or R2 this is usually done once, by
+        the operator).
 
         Replaces the bucket's CORS rules.
         """

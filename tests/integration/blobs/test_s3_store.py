@@ -264,16 +264,19 @@ def test_cors_rules_let_only_the_allowed_origin_fetch_from_the_browser(
     store.configure_cors(["http://panel.example"])
     object_url = f"{seaweed_s3.endpoint_url}/{store.bucket}/projects/x/uploads/y"
 
-    def preflight(origin: str) -> httpx.Response:
+    def preflight(origin: str, method: str = "GET") -> httpx.Response:
         return httpx.options(
             object_url,
-            headers={"Origin": origin, "Access-Control-Request-Method": "GET"},
+            headers={"Origin": origin, "Access-Control-Request-Method": method},
         )
 
     allowed = preflight("http://panel.example")
     assert allowed.status_code == 200
     assert allowed.headers["access-control-allow-origin"] == "http://panel.example"
     assert "ETag" in allowed.headers["access-control-expose-headers"]
+    part_upload = preflight("http://panel.example", "PUT")  # the parts of large files
+    assert part_upload.status_code == 200
+    assert "PUT" in part_upload.headers["access-control-allow-methods"]
     refused = preflight("http://elsewhere.example")
     assert "access-control-allow-origin" not in refused.headers
 
