@@ -1,0 +1,66 @@
+"""A file dropped on the panel before any project is chosen is not lost silently: the
+page says what to do, and nothing is sent."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.services import users
+from tests.browser.chromium import UI_TIMEOUT_MS
+from tests.browser.conftest import create_user_beside_playwright
+from tests.browser.live_service import run_service
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def alice(db_url: str) -> users.NewUser:
+    return create_user_beside_playwright(db_url, "alice")
+
+
+@pytest.fixture
+def service_url(db_url: str, tmp_path: Path) -> Iterator[str]:
+    with run_service(db_url, tmp_path / "data") as url:
+        yield url
+
+
+def test_a_file_picked_with_no_project_chosen_says_so_and_sends_nothing(
+    browser: Any, service_url: str, alice: users.NewUser
+) -> None:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=UI_TIMEOUT_MS)
+    context = browser.new_context()
+    context.set_default_timeout(UI_TIMEOUT_MS)
+    page = context.new_page()
+    # The project list has not come (or is empty): no project is chosen.
+    page.route(
+        "**/api/projects",
+        lambda route: (
+            route.fulfill(json={"projects": []})
+            if route.request.method == "GET"
+            else route.continue_()
+        ),
+    )
+    grants: list[str] = []
+    page.on("request", lambda r: grants.append(r.url) if r.url.endswith("/api/uploads") else None)
+    page.goto(service_url)
+    page.get_by_label("API token").fill(alice.token)
+    page.get_by_label("API token").press("Enter")
+    expect(page.locator("#user-name")).to_have_text("alice")
+
+    page.locator("#file-input").set_input_files(
+        {"name": "notes.md", "mimeType": "text/markdown", "buffer": b"# Notes\n"}
+    )
+
+    item = page.locator('.upload-item[data-file-name="notes.md"]')
+    expect(item).to_have_attribute("data-state", "error")
+    expect(item.locator(".upload-status")).to_have_text(
+        "Not uploaded: choose or create a project first."
+    )
+    assert grants == []
+    context.close()
