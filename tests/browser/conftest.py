@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -14,6 +15,7 @@ from psycopg.rows import dict_row
 
 from service.services import users
 from tests.browser.chromium import CHROMIUM, CHROMIUM_ARGS
+from tests.browser.live_service import run_service
 
 
 async def create_user(db_url: str, name: str) -> users.NewUser:
@@ -21,11 +23,6 @@ async def create_user(db_url: str, name: str) -> users.NewUser:
         db_url, autocommit=True, row_factory=dict_row
     ) as conn:
         return await users.create_user(conn, name)
-
-
-@pytest.fixture
-async def alice(db_url: str) -> users.NewUser:
-    return await create_user(db_url, "alice")
 
 
 def create_user_beside_playwright(db_url: str, name: str) -> users.NewUser:
@@ -48,3 +45,16 @@ def browser() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture
+def alice(db_url: str) -> users.NewUser:
+    """A user with a token and a project; safe beside Playwright's sync API and in async tests."""
+    return create_user_beside_playwright(db_url, "alice")
+
+
+@pytest.fixture
+def service_url(db_url: str, tmp_path: Path) -> Iterator[str]:
+    """The whole service, worker included, on a loopback port."""
+    with run_service(db_url, tmp_path / "data") as url:
+        yield url

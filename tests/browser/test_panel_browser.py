@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +12,6 @@ import pytest
 
 from service.services import users
 from tests.browser.chromium import UI_TIMEOUT_MS
-from tests.browser.conftest import create_user_beside_playwright
-from tests.browser.live_service import run_service
 from tests.support.paths import CORPUS_DIR, REPO_DIR
 
 ARTIFACTS = REPO_DIR / "test-artifacts"
@@ -67,17 +64,6 @@ def scanned_pdf() -> Path:
 def as_upload(path: Path) -> dict[str, Any]:
     """A file for the picker (Playwright cannot mix paths and in-memory files)."""
     return {"name": path.name, "mimeType": "application/pdf", "buffer": path.read_bytes()}
-
-
-@pytest.fixture
-def alice(db_url: str) -> users.NewUser:
-    return create_user_beside_playwright(db_url, "alice")
-
-
-@pytest.fixture
-def service_url(db_url: str, tmp_path: Path) -> Iterator[str]:
-    with run_service(db_url, tmp_path / "data") as url:
-        yield url
 
 
 def test_a_person_uploads_searches_opens_a_citation_and_deletes(

@@ -16,7 +16,6 @@ import pytest
 
 from service.services import users
 from tests.browser.chromium import UI_TIMEOUT_MS
-from tests.browser.conftest import create_user_beside_playwright
 from tests.integration.documents.conftest import padded_pdf
 from tests.integration.documents.test_multipart_uploads import PART, service_behind_faults
 from tests.support.fault_proxy import Seen
@@ -64,11 +63,6 @@ def hold_each_part(seen: Seen) -> bool:
 def seaweed() -> Iterator[SeaweedS3]:
     with run_seaweed_s3("shortlist-panel-multipart") as server:
         yield server
-
-
-@pytest.fixture
-def alice(db_url: str) -> users.NewUser:
-    return create_user_beside_playwright(db_url, "alice")
 
 
 def open_panel(browser: Any, service_url: str, token: str) -> Any:

@@ -3,29 +3,14 @@ page says what to do, and nothing is sent."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from service.services import users
 from tests.browser.chromium import UI_TIMEOUT_MS
-from tests.browser.conftest import create_user_beside_playwright
-from tests.browser.live_service import run_service
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def alice(db_url: str) -> users.NewUser:
-    return create_user_beside_playwright(db_url, "alice")
-
-
-@pytest.fixture
-def service_url(db_url: str, tmp_path: Path) -> Iterator[str]:
-    with run_service(db_url, tmp_path / "data") as url:
-        yield url
 
 
 def test_a_file_picked_with_no_project_chosen_says_so_and_sends_nothing(
