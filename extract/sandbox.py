@@ -32,6 +32,7 @@ import threading
 from collections import deque
 from typing import Any
 
+from extract.detect import declared_kind
 from extract.errors import (
     CorruptDocumentError,
     DocumentTooLargeError,
@@ -151,7 +152,9 @@ class SandboxPool:
         limits = limits or ExtractionLimits(memory_mb=self.memory_mb)
         _check_size(data, limits)
         process = None
-        if limits.memory_mb == self.memory_mb and _is_pdf(filename, content_type):
+        # The child still checks the bytes; a spare just has the PDF libraries loaded.
+        pdf = declared_kind(filename, content_type) == "pdf"
+        if limits.memory_mb == self.memory_mb and pdf:
             process = self._take()
             self.warm()
         return _extract_in(process or _start_child(), data, filename, content_type, limits)
@@ -189,11 +192,6 @@ class SandboxPool:
                     return process
                 process.communicate()
         return None
-
-
-def _is_pdf(filename: str, content_type: str | None) -> bool:
-    """Whether the upload says it is a PDF (the child still checks the bytes)."""
-    return filename.lower().endswith(".pdf") or content_type == "application/pdf"
 
 
 def _check_size(data: bytes, limits: ExtractionLimits) -> None:
