@@ -42,11 +42,10 @@ async def upgrade(url: str, migrations: list[QueueMigration]) -> list[str]:
         return await apply_queue_schema(conn, migrations)
 
 
-def test_the_installed_procrastinate_ships_migrations_in_order() -> None:
+def test_the_installed_procrastinate_ships_migrations_we_can_read() -> None:
     migrations = shipped_migrations()
 
     assert migrations, "procrastinate's migration files were not found"
-    assert [m.name for m in migrations] == sorted(m.name for m in migrations)
     assert all(m.sql.strip() for m in migrations)
     assert max(m.version for m in migrations) >= BASELINE_VERSION
 
