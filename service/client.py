@@ -140,18 +140,22 @@ class ShortlistClient:
         part has failed for good, parts not yet started are dropped and no part is retried."""
         report = _locked(on_progress)
         failed = threading.Event()
+
+        def send(store: httpx.Client, part: dict[str, Any]) -> None:
+            try:
+                self._send_part(store, grant["headers"], part, path, report, failed)
+            except BaseException:
+                failed.set()  # before this thread can take another part
+                raise
+
         with (
             httpx.Client(timeout=self.http.timeout) as store,
             futures.ThreadPoolExecutor(max_workers=max(1, self.part_concurrency)) as pool,
         ):
-            sends = [
-                pool.submit(self._send_part, store, grant["headers"], part, path, report, failed)
-                for part in grant["parts"]
-            ]
+            sends = [pool.submit(send, store, part) for part in grant["parts"]]
             done, _ = futures.wait(sends, return_when=futures.FIRST_EXCEPTION)
             problems = [sent for sent in done if sent.exception() is not None]
             if problems:
-                failed.set()
                 for sent in sends:
                     sent.cancel()
                 problems[0].result()
