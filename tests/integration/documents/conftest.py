@@ -131,6 +131,19 @@ async def app_client(settings: Settings) -> AsyncIterator[Any]:
         yield client
 
 
+def without_worker(settings: Settings) -> Settings:
+    """The same settings with no in-process worker, so nothing runs the maintenance sweep
+    (or extracts) behind a test's back."""
+    server = settings.server.model_copy(update={"run_worker": False})
+    return settings.model_copy(update={"server": server})
+
+
+@pytest.fixture
+async def app_client_without_worker(settings: Settings) -> AsyncIterator[Any]:
+    async with AsyncTestClient(app=create_app(without_worker(settings))) as client:
+        yield client
+
+
 @pytest.fixture
 def data_dir(settings: Settings) -> Path:
     return settings.data_dir

@@ -33,6 +33,7 @@ from tests.integration.documents.conftest import (
     new_user,
     padded_pdf,
     sweep_uploads_now,
+    without_worker,
 )
 from tests.support.fault_proxy import FaultProxy, Seen
 from tests.support.seaweed import SeaweedS3, run_seaweed_s3
@@ -85,6 +86,12 @@ def s3_settings(db_url: str, tmp_path: Path, seaweed: SeaweedS3) -> Settings:
 @pytest.fixture
 async def s3_client(s3_settings: Settings) -> AsyncIterator[Any]:
     async with AsyncTestClient(app=create_app(s3_settings)) as client:
+        yield client
+
+
+@pytest.fixture
+async def s3_client_without_worker(s3_settings: Settings) -> AsyncIterator[Any]:
+    async with AsyncTestClient(app=create_app(without_worker(s3_settings))) as client:
         yield client
 
 
@@ -165,7 +172,10 @@ async def test_a_file_under_the_threshold_still_goes_in_one_presigned_post(
 
 
 @pytest.mark.anyio
-async def test_a_grant_never_registered_has_its_parts_swept(s3_client: Any, db_url: str) -> None:
+async def test_a_grant_never_registered_has_its_parts_swept(
+    s3_client_without_worker: Any, db_url: str
+) -> None:
+    s3_client = s3_client_without_worker  # only this test sweeps
     alice = await new_user(db_url, "alice")
     data = padded_pdf(11 * MB)
     grant = (

@@ -164,8 +164,9 @@ async def test_registering_needs_the_bytes_in_the_store_and_works_once(
 
 
 async def test_only_grants_never_registered_well_after_expiry_are_swept(
-    app_client: Any, db_url: str
+    app_client_without_worker: Any, db_url: str
 ) -> None:
+    app_client = app_client_without_worker  # only this test sweeps
     alice = await new_user(db_url, "alice")
     uploader = Uploader(app_client, alice.token)
     runtime: Runtime = app_client.app.state.runtime
