@@ -18,8 +18,6 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from service.db import connection
-from service.embedded_pg import start_embedded_postgres
 from service.mcp import tools
 from service.mcp.caller import Caller
 from service.records import Principal
@@ -27,6 +25,8 @@ from service.runtime import open_runtime
 from service.services import users
 from service.services.ingest import ingest_file
 from service.settings import Settings
+from service.storage.db import connection
+from service.storage.embedded_pg import start_embedded_postgres
 from tests.support.paths import CORPUS_DIR
 
 FILES = ["papers/tracemonkey.pdf", "papers/naacl06-shinyama.pdf", "papers/TAMReview.pdf"]

@@ -13,23 +13,23 @@ from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
-from service.auth import TokenAuthenticationMiddleware
-from service.blobs import BlobStore, LocalBlobStore
-from service.blobs.local_routes import local_blob_router
-from service.controllers.documents import DocumentController
-from service.controllers.mentions import MentionsController
-from service.controllers.projects import ProjectController
-from service.controllers.search import SearchController
-from service.controllers.system import SystemController
-from service.controllers.uploads import UploadController
-from service.dependencies import dependencies
-from service.http_errors import EXCEPTION_HANDLERS
-from service.json_request import JsonRequest
+from service.http.auth import TokenAuthenticationMiddleware
+from service.http.controllers.documents import DocumentController
+from service.http.controllers.mentions import MentionsController
+from service.http.controllers.projects import ProjectController
+from service.http.controllers.search import SearchController
+from service.http.controllers.system import SystemController
+from service.http.controllers.uploads import UploadController
+from service.http.dependencies import dependencies
+from service.http.errors import EXCEPTION_HANDLERS
+from service.http.json_request import JsonRequest
 from service.mcp.http import McpHttp
 from service.panel.session_routes import SessionController
 from service.panel.views import panel_router
 from service.runtime import Runtime, build_blob_store, open_runtime
 from service.settings import Settings, get_settings
+from service.storage.blobs import BlobStore, LocalBlobStore
+from service.storage.blobs.local_routes import local_blob_router
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Every error a client can see is a :class:`ShortlistError`. The REST layer turns
 one into the JSON envelope ``{"status": 404, "code": "project_not_found",
-"message": "..."}`` (see :mod:`service.http_errors`), the CLI prints the message
+"message": "..."}`` (see :mod:`service.http.errors`), the CLI prints the message
 and exits 2 (1 for a 5xx), and the MCP tools return it as an ``isError`` result.
 A subclass's docstring is its default message::
 
@@ -19,8 +19,8 @@ A subclass's docstring is its default message::
     ├── RateLimited (429)
     ├── ServiceUnavailable (503)
     │   └── DatabaseUnavailable
-    ├── BlobStoreError and its tree (service/blobs/errors.py)
-    ├── EmbeddedPostgresUnavailable and its tree (service/embedded_pg/errors.py; under ServiceUnavailable)
+    ├── BlobStoreError and its tree (service/storage/blobs/errors.py)
+    ├── EmbeddedPostgresUnavailable and its tree (service/storage/embedded_pg/errors.py; under ServiceUnavailable)
     └── ComponentError (an error of extract/ or retrieval/, carried with its own status and code)
 """
 

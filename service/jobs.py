@@ -30,8 +30,8 @@ import anyio.to_thread
 import procrastinate
 from procrastinate.exceptions import AlreadyEnqueued
 
-from service.db import RECONNECT_WINDOW_SECONDS, connection
 from service.services import extraction, uploads
+from service.storage.db import RECONNECT_WINDOW_SECONDS, connection
 from sql import queries
 
 if TYPE_CHECKING:

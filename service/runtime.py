@@ -17,14 +17,14 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from extract import SandboxPool
-from service.blobs import BlobStore, open_blob_store
-from service.db import DatabaseLocation, Pool, create_pool, locate_database
 from service.jobs import Jobs
-from service.migrations import migrate
-from service.queue_schema import apply_queue_schema
-from service.rate_limit import RateLimiter
+from service.services.rate_limit import RateLimiter
 from service.services.search import SearchEngine
 from service.settings import Settings
+from service.storage.blobs import BlobStore, open_blob_store
+from service.storage.db import DatabaseLocation, Pool, create_pool, locate_database
+from service.storage.migrations import migrate
+from service.storage.queue_schema import apply_queue_schema
 
 logger = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ def server_url() -> Iterator[str]:
     if external:
         yield external
         return
-    from service.embedded_pg import start_embedded_postgres
+    from service.storage.embedded_pg import start_embedded_postgres
 
     # Not tmp_path: pytest resets its base to mode 0700 whenever a session starts,
     # which would lock the unprivileged server account (used when running as root) out.

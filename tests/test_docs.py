@@ -41,10 +41,10 @@ def test_every_error_code_is_in_docs_errors() -> None:
     documented = (REPO_DIR / "docs" / "errors.md").read_text(encoding="utf-8")
     modules = [
         "service.errors",
-        "service.filenames",
+        "service.services.filenames",
         "service.panel.errors",
-        "service.embedded_pg.errors",
-        "service.blobs.errors",
+        "service.storage.embedded_pg.errors",
+        "service.storage.blobs.errors",
         "extract.errors",
         "retrieval.errors",
     ]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from service.db import Connection
 from service.errors import InvalidRequest, ProjectNotFound
 from service.records import Principal, Project
 from service.services import projects
+from service.storage.db import Connection
 
 if TYPE_CHECKING:
     from service.runtime import Runtime

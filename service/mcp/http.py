@@ -26,8 +26,8 @@ from litestar.types import Receive, Scope, Send
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 
-from service.auth import bearer_token, principal_for_token
 from service.errors import NotAuthenticated, ShortlistError
+from service.http.auth import bearer_token, principal_for_token
 from service.mcp.caller import Caller
 from service.mcp.server import build_server
 from service.settings import Settings

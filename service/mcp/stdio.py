@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from service.db import connection
 from service.mcp.caller import Caller
 from service.mcp.server import build_server
 from service.records import Principal
 from service.services import projects
+from service.storage.db import connection
 
 if TYPE_CHECKING:
     from service.runtime import Runtime

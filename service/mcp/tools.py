@@ -16,13 +16,13 @@ from uuid import UUID
 
 from mcp_types import CallToolResult, TextContent
 
-from service.db import Connection, connection
 from service.errors import DocumentNotFound, DocumentNotReady, ShortlistError, as_shortlist_error
 from service.mcp import render
 from service.mcp.caller import Caller, resolve_project
 from service.records import Document, Project
 from service.services import documents as documents_service
 from service.services import mentions as mentions_service
+from service.storage.db import Connection, connection
 from sql import queries
 
 P = ParamSpec("P")

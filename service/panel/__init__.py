@@ -7,6 +7,6 @@ API token into an HttpOnly session cookie (:mod:`service.panel.session_cookie`,
 writes (:mod:`service.panel.session_auth`), and the page with its security
 headers (:mod:`service.panel.views`, :mod:`service.panel.security_headers`).
 
-Nothing is re-exported here: :mod:`service.auth` imports the session modules,
+Nothing is re-exported here: :mod:`service.http.auth` imports the session modules,
 and importing the routes from this package's ``__init__`` would be circular.
 """

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import msgspec
 
-from service.schemas import Me, Struct
+from service.http.schemas import Me, Struct
 
 TokenText = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from service.db import Connection, connection
 from service.errors import NotAuthenticated
 from service.panel.errors import CsrfFailed
 from service.panel.session_cookie import CSRF_HEADER, SESSION_COOKIE, SessionClaims, session_signer
 from service.records import Principal
+from service.storage.db import Connection, connection
 from sql import queries
 
 if TYPE_CHECKING:

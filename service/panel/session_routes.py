@@ -16,8 +16,8 @@ from litestar import Controller, Request, Response, delete, get, post
 from litestar.datastructures import Cookie
 from litestar.params import JSONBody
 
-from service import tokens
-from service.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
+from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
+from service.http.schemas import Me
 from service.panel.errors import CsrfFailed
 from service.panel.schemas import Session, SessionCreate
 from service.panel.session_cookie import (
@@ -27,8 +27,7 @@ from service.panel.session_cookie import (
     session_signer,
 )
 from service.records import Principal
-from service.schemas import Me
-from service.services import users
+from service.services import tokens, users
 from service.settings import Settings
 
 

@@ -9,10 +9,10 @@ from uuid import UUID
 
 import anyio.to_thread
 
-from service.db import Connection
 from service.errors import DocumentNotFound, DocumentNotReady, InvalidPageRange
 from service.records import Document, Principal
 from service.services import projects
+from service.storage.db import Connection
 from sql import queries
 
 if TYPE_CHECKING:

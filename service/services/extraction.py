@@ -16,8 +16,8 @@ from uuid import UUID
 import anyio.to_thread
 
 from extract import Extraction, ExtractionError, ExtractionLimits
-from service.blobs import BlobNotFound
-from service.db import Connection, connection
+from service.storage.blobs import BlobNotFound
+from service.storage.db import Connection, connection
 from sql import queries
 
 if TYPE_CHECKING:

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import anyio.to_thread
 
-from service.db import connection, unique_violation_as
 from service.errors import DuplicateDocumentName, ShortlistError
 from service.records import Document, Project
 from service.services import uploads
 from service.services.extraction import Outcome, extract_and_save
+from service.storage.db import connection, unique_violation_as
 from sql import queries
 
 if TYPE_CHECKING:

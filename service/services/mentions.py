@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from typing import Literal, NamedTuple, get_args
 from uuid import UUID
 
-from service.db import Connection
 from service.errors import InvalidRequest
 from service.records import Principal, Project
 from service.services import projects
+from service.storage.db import Connection
 from sql import queries
 
 Match = Literal["all", "any"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import unicodedata
 from uuid import UUID
 
-from service.db import Connection, unique_violation_as
 from service.errors import EmptyName, InvalidRequest, ProjectExists, ProjectNotFound
 from service.records import Project
+from service.storage.db import Connection, unique_violation_as
 from sql import queries
 
 

@@ -21,11 +21,11 @@ import psycopg
 from retrieval import ChunkIndex, DocumentRef, SearchResult, SourceDocument
 from retrieval import search as retrieve
 from retrieval.rerankers import Reranker, make_reranker
-from service.db import Connection, Pool
 from service.errors import InvalidRequest
 from service.records import Principal
 from service.services import projects
 from service.services.extraction import READY_CHANNEL
+from service.storage.db import Connection, Pool
 from sql import queries
 
 if TYPE_CHECKING:

@@ -23,9 +23,6 @@ from uuid import UUID
 import anyio.to_thread
 
 from extract import UnsupportedFormatError, kind_for_upload
-from service.blobs import BlobStoreError, MissingUploadParts, MultipartBlobStore
-from service.blobs.multipart import part_size_for
-from service.db import Connection, unique_violation_as
 from service.errors import (
     DuplicateDocumentName,
     FileTooLarge,
@@ -35,14 +32,17 @@ from service.errors import (
     UploadIncomplete,
     UploadNotFound,
 )
-from service.filenames import clean_filename
 from service.records import Document, Principal, Upload
 from service.services import projects
+from service.services.filenames import clean_filename
+from service.storage.blobs import BlobStoreError, MissingUploadParts, MultipartBlobStore
+from service.storage.blobs.multipart import part_size_for
+from service.storage.db import Connection, unique_violation_as
 from sql import queries
 
 if TYPE_CHECKING:
-    from service.blobs import BlobStore, UploadGrant
     from service.runtime import Runtime
+    from service.storage.blobs import BlobStore, UploadGrant
 
 logger = logging.getLogger(__name__)
 

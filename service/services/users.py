@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import NamedTuple
 from uuid import UUID
 
-from service import tokens
-from service.db import Connection, unique_violation_as
 from service.errors import EmptyName, NotAuthenticated, TokenNotFound, UserExists, UserNotFound
 from service.records import ApiToken, Principal, Project, User
-from service.services import projects
+from service.services import projects, tokens
+from service.storage.db import Connection, unique_violation_as
 from sql import queries
 
 DEFAULT_PROJECT_NAME = "default"

@@ -23,7 +23,7 @@ import psutil
 import psycopg
 import pytest
 
-from service.embedded_pg import (
+from service.storage.embedded_pg import (
     DataDirUnusable,
     EmbeddedPostgresUnavailable,
     ServerStartFailed,
@@ -43,7 +43,7 @@ HOLDER = textwrap.dedent(
 
     import psycopg
 
-    from service.embedded_pg import start_embedded_postgres
+    from service.storage.embedded_pg import start_embedded_postgres
 
     pg = start_embedded_postgres(Path(sys.argv[1]))
     with psycopg.connect(pg.url) as conn:

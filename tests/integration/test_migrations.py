@@ -6,7 +6,7 @@ import psycopg
 import pytest
 
 import sql
-from service.migrations import applied_versions, migrate
+from service.storage.migrations import applied_versions, migrate
 
 pytestmark = pytest.mark.anyio
 

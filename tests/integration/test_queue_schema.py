@@ -6,8 +6,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from service.migrations import migrate
-from service.queue_schema import (
+from service.storage.migrations import migrate
+from service.storage.queue_schema import (
     BASELINE_VERSION,
     QueueMigration,
     apply_queue_schema,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.blobs.multipart import MAX_PARTS, MIN_PART_BYTES, part_size_for, plan_parts
+from service.storage.blobs.multipart import MAX_PARTS, MIN_PART_BYTES, part_size_for, plan_parts
 
 MB = 1024 * 1024
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from service.cli import forward_only
+from service.cli.commands import forward_only
 
 
 def test_bytes_taken_back_for_a_resent_part_show_only_once_they_are_sent_again() -> None:

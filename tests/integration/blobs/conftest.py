@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from litestar import Litestar
 
-from service.blobs import LocalBlobStore, S3BlobStore
-from service.blobs.local_routes import local_blob_router
+from service.storage.blobs import LocalBlobStore, S3BlobStore
+from service.storage.blobs.local_routes import local_blob_router
 from tests.integration.blobs.live_server import base_url_of, bind_loopback, run_live_server
 from tests.support.seaweed import SeaweedS3, run_seaweed_s3
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from service.blobs import BLOB_STORE_KINDS, LocalBlobStore, S3BlobStore, open_blob_store
+from service.storage.blobs import BLOB_STORE_KINDS, LocalBlobStore, S3BlobStore, open_blob_store
 from tests.support.seaweed import SeaweedS3
 
 

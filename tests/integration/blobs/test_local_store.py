@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from service.blobs import (
+from service.storage.blobs import (
     BlobNotFound,
     BlobStoreUnavailable,
     InvalidBlobKey,

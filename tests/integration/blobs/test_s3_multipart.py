@@ -10,14 +10,14 @@ import time
 import httpx
 import pytest
 
-from service.blobs import (
+from service.storage.blobs import (
     MissingUploadParts,
     MultipartBlobStore,
     S3BlobStore,
     UploadGrant,
     UploadPartGrant,
 )
-from service.blobs.multipart import MIN_PART_BYTES
+from service.storage.blobs.multipart import MIN_PART_BYTES
 from tests.integration.blobs.test_s3_store import s3_error_code
 
 PART = MIN_PART_BYTES

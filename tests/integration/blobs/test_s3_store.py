@@ -11,7 +11,7 @@ import uuid
 import httpx
 import pytest
 
-from service.blobs import (
+from service.storage.blobs import (
     BlobNotFound,
     BlobStoreUnavailable,
     BucketNotFound,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psycopg
 
-from service.client import ShortlistClient
+from service.cli.client import ShortlistClient
 from tests.browser.live_service import run_service
 from tests.integration.documents.conftest import make_pdf, new_user
 

@@ -20,7 +20,7 @@ import pytest
 from litestar.testing import AsyncTestClient
 
 from service.app import create_app
-from service.client import ShortlistClient
+from service.cli.client import ShortlistClient
 from service.errors import ComponentError
 from service.runtime import Runtime
 from service.settings import Settings

@@ -34,11 +34,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from service.app import create_app
-from service.db import connection
 from service.runtime import open_runtime
 from service.services import projects, users
 from service.services.ingest import ingest_file
 from service.settings import Settings
+from service.storage.db import connection
 from tests.conftest import create_database, drop_database, make_settings
 from tests.support.paths import REPO_DIR
 

@@ -14,9 +14,8 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from service import tokens
 from service.errors import NotAuthenticated
-from service.services import users
+from service.services import tokens, users
 
 pytestmark = pytest.mark.anyio
 

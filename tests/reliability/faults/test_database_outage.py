@@ -108,7 +108,7 @@ async def test_a_database_outage_gives_fast_503s_and_the_same_app_recovers_witho
                 proxy.start()
                 restored = time.monotonic()
                 assert (await _wait_for_status(client, 200)).status_code == 200
-                # psycopg's reconnect backoff is bounded (service.db.RECONNECT_WINDOW_SECONDS).
+                # psycopg's reconnect backoff is bounded (service.storage.db.RECONNECT_WINDOW_SECONDS).
                 assert time.monotonic() - restored < RECOVERY_BOUND
                 _, found = await _search(client, token, project)
                 assert found.status_code == 200, found.text

@@ -11,11 +11,11 @@ from typing import NamedTuple
 import httpx
 import pytest
 
-from service.db import connection
 from service.runtime import open_runtime
 from service.services import users
 from service.services.ingest import ingest_file
 from service.settings import Settings
+from service.storage.db import connection
 from tests.conftest import create_database, drop_database, make_settings
 from tests.integration.mcp.conftest import live_app
 

@@ -1,6 +1,6 @@
 """Promise 2 for names: any script is kept as given; paths, controls and overlong names are refused.
 
-Upload file names go through :func:`service.filenames.clean_filename` at grant
+Upload file names go through :func:`service.services.filenames.clean_filename` at grant
 time; project names through the project service. Either way the answer is a
 201 with the name as the user wrote it (NFC), or a 4xx in the JSON envelope.
 """

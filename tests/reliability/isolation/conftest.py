@@ -15,11 +15,11 @@ from typing import NamedTuple
 
 import pytest
 
-from service.db import connection
 from service.runtime import open_runtime
 from service.services import projects, users
 from service.services.ingest import ingest_file
 from service.settings import Settings
+from service.storage.db import connection
 from tests.conftest import create_database, drop_database, make_settings
 from tests.integration.documents.conftest import make_pdf
 

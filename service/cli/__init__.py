@@ -1,0 +1,7 @@
+"""The ``shortlist`` command and the small HTTP client its upload commands use."""
+
+from __future__ import annotations
+
+from service.cli.commands import main
+
+__all__ = ["main"]

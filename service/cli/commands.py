@@ -1,0 +1,635 @@
+"""The ``shortlist`` command.
+
+Contract (scripts and tests rely on it): every command that reports data takes
+``--json`` and then prints exactly one JSON document on stdout; the exit code
+is 0 on success, 2 on a user error (bad input, refused), 1 on an internal
+failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import logging
+import signal
+import sys
+import textwrap
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import asdict, is_dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NoReturn, ParamSpec, TypeVar
+from uuid import UUID
+
+import click
+import msgspec
+
+from service.errors import InvalidRequest, ShortlistError
+from service.records import Principal, User
+from service.runtime import Runtime, open_runtime
+from service.services import projects, users
+from service.settings import Settings, get_settings
+from service.storage.db import Connection, connection
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+EXIT_USER_ERROR = 2
+EXIT_INTERNAL_ERROR = 1
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, UUID | Path):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+def emit_json(document: Any) -> None:
+    """Print exactly one JSON document on stdout."""
+    click.echo(json.dumps(document, default=_json_default, ensure_ascii=False))
+
+
+def fail(message: str, *, code: str, as_json: bool, exit_code: int = EXIT_USER_ERROR) -> NoReturn:
+    """Report an error (JSON on stdout with --json, else text on stderr) and exit."""
+    if as_json:
+        emit_json({"error": {"code": code, "message": message}})
+    else:
+        click.echo(f"Error: {message}", err=True)
+    sys.exit(exit_code)
+
+
+def command_errors(func: Callable[P, T]) -> Callable[P, T]:
+    """Turn ShortlistError into exit 2 (1 for 5xx) and anything else into exit 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        as_json = bool(kwargs.get("as_json", False))
+        try:
+            return func(*args, **kwargs)
+        except ShortlistError as exc:
+            exit_code = EXIT_INTERNAL_ERROR if exc.status >= 500 else EXIT_USER_ERROR
+            fail(exc.message, code=exc.code, as_json=as_json, exit_code=exit_code)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            logging.getLogger("shortlist").debug("internal error", exc_info=True)
+            fail(
+                f"internal error: {exc.__class__.__name__}: {exc}",
+                code="internal_error",
+                as_json=as_json,
+                exit_code=EXIT_INTERNAL_ERROR,
+            )
+
+    return wrapper
+
+
+def run_with_runtime(settings: Settings, work: Callable[[Runtime], Awaitable[T]]) -> T:
+    """Open the runtime (database, migrations, pool), run ``work``, close it all."""
+
+    async def main() -> T:
+        async with open_runtime(settings) as runtime:
+            return await work(runtime)
+
+    return asyncio.run(main())
+
+
+def run_for_user(user_name: str, action: Callable[[Connection, User], Awaitable[T]]) -> T:
+    """Open the runtime, look up the user named ``user_name`` and run ``action`` for them
+    on one connection."""
+
+    async def work(runtime: Runtime) -> T:
+        async with connection(runtime.pool) as conn:
+            owner = await users.get_user_by_name(conn, user_name)
+            return await action(conn, owner)
+
+    return run_with_runtime(get_settings(), work)
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coro)
+
+
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON document on stdout."
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="shortlist")
+def main() -> None:
+    """Shortlist: document search for AI assistants and the people who use them."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+
+# --- serve -----------------------------------------------------------------
+
+
+@main.command()
+@click.option("--host", default=None, help="Interface to bind (setting: SHORTLIST_SERVER__HOST).")
+@click.option(
+    "--port", type=int, default=None, help="Port to listen on (setting: SHORTLIST_SERVER__PORT)."
+)
+@click.option(
+    "--worker/--no-worker",
+    default=None,
+    help="Run an extraction worker in this process (setting: SHORTLIST_SERVER__RUN_WORKER).",
+)
+def serve(host: str | None, port: int | None, worker: bool | None) -> None:
+    """Run the web service (REST API, MCP at /mcp, panel at /)."""
+    import uvicorn
+
+    from service.app import create_app
+
+    settings = get_settings()
+    if host is not None:
+        settings.server.host = host
+    if port is not None:
+        settings.server.port = port
+    if worker is not None:
+        settings.server.run_worker = worker
+    logging.getLogger("service").setLevel(settings.server.log_level.upper())
+    click.echo(
+        f"Shortlist is starting at {settings.public_url}  (API docs: {settings.public_url}/schema)"
+    )
+    if settings.database_url is None:
+        click.echo(
+            f"Database: embedded PostgreSQL in {settings.database.embedded_dir or settings.data_dir / 'postgres'}"
+        )
+    click.echo("First run? Create a user and get a token: shortlist user create NAME")
+    uvicorn.run(
+        create_app(settings),
+        host=settings.server.host,
+        port=settings.server.port,
+        log_level=settings.server.log_level,
+        proxy_headers=True,
+    )
+
+
+# --- config ----------------------------------------------------------------
+
+
+@main.command()
+@json_option
+def config(as_json: bool) -> None:
+    """Print the effective settings, secrets masked."""
+    effective = get_settings().masked()
+    effective["resolved"] = {
+        "public_url": get_settings().public_url,
+        "storage_backend": get_settings().storage_backend,
+        "reranker": get_settings().reranker_kind,
+        "database": "external (DATABASE_URL)" if get_settings().database_url else "embedded",
+    }
+    if as_json:
+        emit_json(effective)
+        return
+    for line in _flatten(effective):
+        click.echo(line)
+
+
+def _flatten(value: dict[str, Any], prefix: str = "") -> list[str]:
+    lines = []
+    for key, item in value.items():
+        if isinstance(item, dict):
+            lines.extend(_flatten(item, f"{prefix}{key}."))
+        else:
+            lines.append(f"{prefix}{key} = {item}")
+    return lines
+
+
+# --- users -----------------------------------------------------------------
+
+
+@main.group()
+def user() -> None:
+    """Create and list users."""
+
+
+@user.command("create")
+@click.argument("name")
+@json_option
+@command_errors
+def user_create(name: str, as_json: bool) -> None:
+    """Create a user with an API token and a default project. The token is shown once."""
+
+    async def work(runtime: Runtime) -> users.NewUser:
+        async with connection(runtime.pool) as conn:
+            return await users.create_user(conn, name)
+
+    created = run_with_runtime(get_settings(), work)
+    document = {
+        "user": {"id": created.user.id, "name": created.user.name},
+        "token": created.token,
+        "project": {"id": created.project.id, "name": created.project.name},
+    }
+    if as_json:
+        emit_json(document)
+        return
+    click.echo(f"Created user {created.user.name!r} with project {created.project.name!r}.")
+    click.echo(f"API token (shown once, keep it safe): {created.token}")
+
+
+@user.command("list")
+@json_option
+@command_errors
+def user_list(as_json: bool) -> None:
+    """List users."""
+
+    async def work(runtime: Runtime) -> list[Any]:
+        async with connection(runtime.pool) as conn:
+            return await users.list_users(conn)
+
+    found = run_with_runtime(get_settings(), work)
+    if as_json:
+        emit_json(
+            {"users": [{"id": u.id, "name": u.name, "created_at": u.created_at} for u in found]}
+        )
+        return
+    for item in found:
+        click.echo(f"{item.name}\t{item.id}")
+
+
+# --- projects --------------------------------------------------------------
+
+
+@main.group()
+def project() -> None:
+    """Create and list a user's projects."""
+
+
+user_option = click.option(
+    "--user", "user_name", required=True, help="The user who owns the projects."
+)
+
+
+@project.command("create")
+@click.argument("name")
+@user_option
+@json_option
+@command_errors
+def project_create(name: str, user_name: str, as_json: bool) -> None:
+    """Create a project for a user."""
+
+    created = run_for_user(
+        user_name, lambda conn, owner: projects.create_project(conn, owner.id, name)
+    )
+    if as_json:
+        emit_json({"project": {"id": created.id, "name": created.name}})
+        return
+    click.echo(f"Created project {created.name!r} ({created.id}).")
+
+
+@project.command("list")
+@user_option
+@json_option
+@command_errors
+def project_list(user_name: str, as_json: bool) -> None:
+    """List a user's projects."""
+
+    found = run_for_user(user_name, lambda conn, owner: projects.list_projects(conn, owner.id))
+    if as_json:
+        emit_json(
+            {
+                "projects": [
+                    {
+                        "id": p.id,
+                        "name": p.name,
+                        "document_count": p.document_count,
+                        "ready_count": p.ready_count,
+                    }
+                    for p in found
+                ]
+            }
+        )
+        return
+    for item in found:
+        click.echo(
+            f"{item.name}\t{item.id}\t{item.ready_count}/{item.document_count} documents ready"
+        )
+
+
+# --- tokens ----------------------------------------------------------------
+
+
+@main.group()
+def token() -> None:
+    """Create, list and revoke API tokens."""
+
+
+@token.command("create")
+@user_option
+@click.option("--label", default="", help="A note saying what the token is for.")
+@json_option
+@command_errors
+def token_create(user_name: str, label: str, as_json: bool) -> None:
+    """Create another API token for a user. It is shown once."""
+
+    secret, created = run_for_user(
+        user_name, lambda conn, owner: users.create_token(conn, owner.id, label=label)
+    )
+    if as_json:
+        emit_json(
+            {"token": secret, "id": created.id, "prefix": created.prefix, "label": created.label}
+        )
+        return
+    click.echo(f"API token (shown once, keep it safe): {secret}")
+
+
+@token.command("list")
+@user_option
+@json_option
+@command_errors
+def token_list(user_name: str, as_json: bool) -> None:
+    """List a user's tokens (prefixes only; tokens themselves are never stored)."""
+
+    found = run_for_user(user_name, lambda conn, owner: users.list_tokens(conn, owner.id))
+    if as_json:
+        emit_json({"tokens": [asdict(t) for t in found]})
+        return
+    for item in found:
+        state = f"revoked {item.revoked_at:%Y-%m-%d}" if item.revoked_at else "live"
+        click.echo(f"{item.prefix}\t{state}\t{item.label}")
+
+
+@token.command("revoke")
+@click.argument("prefix")
+@json_option
+@command_errors
+def token_revoke(prefix: str, as_json: bool) -> None:
+    """Revoke a token by its prefix (the 8 characters after sl_), its id, or the token itself."""
+
+    async def work(runtime: Runtime) -> list[Any]:
+        async with connection(runtime.pool) as conn:
+            return await users.revoke_token(conn, prefix)
+
+    revoked = run_with_runtime(get_settings(), work)
+    if as_json:
+        emit_json({"revoked": [asdict(t) for t in revoked]})
+        return
+    click.echo(f"Revoked {len(revoked)} token(s).")
+
+
+# --- documents ---------------------------------------------------------------
+
+
+def file_entry(
+    name: str, document_id: Any, status: str, error: tuple[str, str] | None
+) -> dict[str, Any]:
+    """One file's line of `ingest --json` / `upload --json`."""
+    return {
+        "document": {"id": document_id, "name": name},
+        "status": status,
+        "error": {"code": error[0], "message": error[1]} if error else None,
+    }
+
+
+def report_files(entries: list[dict[str, Any]], *, as_json: bool) -> None:
+    """Print one entry per file; exit 2 if any file ended in error."""
+    if as_json:
+        emit_json(entries)
+    else:
+        for entry in entries:
+            reason = f" — {entry['error']['message']}" if entry["error"] else ""
+            click.echo(f"{entry['status']:10} {entry['document']['name']}{reason}")
+    if any(entry["status"] == "error" for entry in entries):
+        sys.exit(EXIT_USER_ERROR)
+
+
+async def _acting_user(runtime: Runtime, user_name: str | None) -> Principal:
+    """Who a local command acts as: --user, else the SHORTLIST_TOKEN's user, else the only user."""
+    async with connection(runtime.pool) as conn:
+        if user_name:
+            found = await users.get_user_by_name(conn, user_name)
+            return Principal(user_id=found.id, user_name=found.name, token_id=CLI_TOKEN_ID)
+        if runtime.settings.token is not None:
+            return await users.authenticate(conn, runtime.settings.token.get_secret_value())
+        everyone = await users.list_users(conn)
+    if len(everyone) == 1:
+        return Principal(user_id=everyone[0].id, user_name=everyone[0].name, token_id=CLI_TOKEN_ID)
+    raise InvalidRequest("Say which user with --user NAME (or set SHORTLIST_TOKEN).")
+
+
+#: Stands in for a token id when a local command acts for a user directly.
+CLI_TOKEN_ID = UUID(int=0)
+
+optional_user_option = click.option(
+    "--user",
+    "user_name",
+    default=None,
+    help="Act as this user (default: SHORTLIST_TOKEN's user, or the only user).",
+)
+project_option = click.option(
+    "--project", "project_name", default="default", show_default=True, help="Project name or id."
+)
+
+
+@main.command("extract")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@json_option
+def extract_command(path: Path, as_json: bool) -> None:
+    """Print the Markdown a file becomes, or the reason it cannot be searched (exit 2)."""
+    from extract import ExtractionError, extract_in_sandbox
+    from service.services.extraction import limits_for
+
+    settings = get_settings()
+    try:
+        result = extract_in_sandbox(path.read_bytes(), path.name, None, limits=limits_for(settings))
+    except ExtractionError as exc:
+        fail(exc.message, code=exc.code, as_json=as_json)
+    if as_json:
+        emit_json(
+            {
+                "kind": result.kind,
+                "page_count": result.page_count,
+                "warnings": list(result.warnings),
+                "markdown": result.markdown,
+            }
+        )
+        return
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(result.markdown)
+
+
+@main.command()
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@project_option
+@optional_user_option
+@json_option
+@command_errors
+def ingest(
+    paths: tuple[Path, ...], project_name: str, user_name: str | None, as_json: bool
+) -> None:
+    """Extract files and store them in a project directly (no upload, no queue)."""
+    from service.services.ingest import Ingested, ingest_file
+
+    async def work(runtime: Runtime) -> list[Ingested]:
+        principal = await _acting_user(runtime, user_name)
+        async with connection(runtime.pool) as conn:
+            target = await projects.find_project(conn, principal.user_id, project_name)
+        return [await ingest_file(runtime, target, path) for path in paths]
+
+    results = run_with_runtime(get_settings(), work)
+    entries: list[dict[str, Any]] = []
+    for item in results:
+        if item.error is not None:
+            entries.append(
+                file_entry(item.path.name, None, "error", (item.error.code, item.error.message))
+            )
+            continue
+        assert item.document is not None and item.outcome is not None
+        failed = item.outcome.status == "error"
+        error = (
+            (item.outcome.error_code or "", item.outcome.error_message or "") if failed else None
+        )
+        entries.append(
+            file_entry(item.document.name, item.document.id, "error" if failed else "ready", error)
+        )
+    report_files(entries, as_json=as_json)
+
+
+@main.command()
+@click.argument("query")
+@project_option
+@optional_user_option
+@click.option("--top-k", type=int, default=None, help="How many passages to return.")
+@json_option
+@command_errors
+def search(
+    query: str, project_name: str, user_name: str | None, top_k: int | None, as_json: bool
+) -> None:
+    """Search a project; prints cited passages."""
+    from service.http.schemas import SearchResponse
+
+    async def work(runtime: Runtime) -> Any:
+        principal = await _acting_user(runtime, user_name)
+        async with connection(runtime.pool) as conn:
+            target = await projects.find_project(conn, principal.user_id, project_name)
+            return await runtime.search.search(conn, principal, target.id, query, top_k=top_k)
+
+    result = run_with_runtime(get_settings(), work)
+    if as_json:
+        click.echo(msgspec.json.encode(SearchResponse.from_result(result)).decode())
+        return
+    for number, hit in enumerate(result.hits, start=1):
+        first, last = hit.pages
+        pages = f"p. {first}" if first == last else f"p. {first}–{last}"
+        click.echo(f"[{number}] {hit.document_name} — {pages}  (score {hit.score:.3f})")
+        click.echo(textwrap.indent(hit.text.strip(), "    "))
+        click.echo()
+    if not result.reranked:
+        click.echo(f"(order: BM25; reranker {result.reranker} did not run)", err=True)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+@main.command("mcp")
+@click.option(
+    "--project",
+    "project_name",
+    default=None,
+    help="Project the tools use when a call names none (default: your only project, else 'default').",
+)
+@optional_user_option
+@command_errors
+def mcp_command(project_name: str | None, user_name: str | None) -> None:
+    """Serve the MCP tools over stdio, for assistants that launch a process."""
+    from service.mcp.stdio import serve_stdio
+
+    async def work(runtime: Runtime) -> None:
+        principal = await _acting_user(runtime, user_name)
+        await serve_stdio(runtime, principal, project_name)
+
+    run_with_runtime(get_settings(), work)
+
+
+@main.command()
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@project_option
+@click.option(
+    "--url", default=None, help="The service's base URL (default: the public URL setting)."
+)
+@click.option(
+    "--wait/--no-wait",
+    default=True,
+    show_default=True,
+    help="Wait until each file is ready or failed.",
+)
+@json_option
+@command_errors
+def upload(
+    paths: tuple[Path, ...], project_name: str, url: str | None, wait: bool, as_json: bool
+) -> None:
+    """Upload files to a running service through the grant flow, with a progress bar."""
+    from service.cli.client import ShortlistClient
+
+    settings = get_settings()
+    if settings.token is None:
+        raise InvalidRequest(
+            "Set SHORTLIST_TOKEN to your API token (shortlist user create prints one)."
+        )
+    entries: list[dict[str, Any]] = []
+    with ShortlistClient(url or settings.public_url, settings.token.get_secret_value()) as client:
+        target = client.find_project(project_name)
+        for path in paths:
+            try:
+                with click.progressbar(
+                    length=path.stat().st_size, label=path.name, file=sys.stderr
+                ) as bar:
+                    document = client.upload(
+                        target["id"], path, on_progress=forward_only(bar.update)
+                    )
+                if wait:
+                    document = client.wait(document["id"])
+            except ShortlistError as exc:
+                entries.append(file_entry(path.name, None, "error", (exc.code, exc.message)))
+                continue
+            problem = document.get("error")
+            reason = (problem["code"], problem["message"]) if problem else None
+            entries.append(file_entry(document["name"], document["id"], document["status"], reason))
+    report_files(entries, as_json=as_json)
+
+
+def forward_only(update: Callable[[int], object]) -> Callable[[int], None]:
+    """A progress callback that never moves the bar back: bytes of a part being sent again
+    (reported as a negative count first) only show once they pass the earlier high point."""
+    net = shown = 0
+
+    def report(count: int) -> None:
+        nonlocal net, shown
+        net += count
+        if net > shown:
+            update(net - shown)
+            shown = net
+
+    return report
+
+
+@main.command()
+@click.option("--name", default="shortlist-worker", show_default=True, help="Worker name in logs.")
+def worker(name: str) -> None:
+    """Run a standalone extraction worker (scale by running more of them)."""
+    settings = get_settings()
+    logging.getLogger("service").setLevel(settings.server.log_level.upper())
+    logging.getLogger("procrastinate").setLevel(logging.INFO)
+
+    async def work(runtime: Runtime) -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        click.echo(f"Extraction worker {name!r} is running; stop it with Ctrl+C.")
+        with contextlib.suppress(asyncio.CancelledError):
+            await runtime.jobs.run_worker_forever(runtime, name=name)
+
+    run_with_runtime(settings, work)

@@ -1,0 +1,128 @@
+"""Documents: register an upload, list, read, open, delete, re-extract."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from uuid import UUID
+
+from litestar import Controller, delete, get, post
+from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.status_codes import HTTP_202_ACCEPTED
+
+from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
+from service.http.schemas import (
+    Document,
+    DocumentCreate,
+    DocumentList,
+    DocumentName,
+    DocumentTextBody,
+    FileLink,
+)
+from service.services import documents, uploads
+
+
+class DocumentController(Controller):
+    path = "/api"
+    tags = ["documents"]
+
+    @post("/documents", operation_id="CreateDocument")
+    async def create_document(
+        self,
+        runtime: RuntimeDep,
+        conn: ConnectionDep,
+        principal: PrincipalDep,
+        data: JSONBody[DocumentCreate],
+    ) -> Document:
+        """Register a finished upload as a document and queue its extraction.
+
+        Returns:
+            201 with the document, ``status: "pending"``; 409 if the name was taken meanwhile.
+        """
+        created = await uploads.register_document(
+            runtime, conn, principal, project_id=data.project_id, upload_id=data.upload_id
+        )
+        return Document.from_record(created)
+
+    @get("/projects/{project_id:uuid}/documents", operation_id="ListDocuments")
+    async def list_documents(
+        self, conn: ConnectionDep, principal: PrincipalDep, project_id: FromPath[UUID]
+    ) -> DocumentList:
+        """Every document of the project with its status; one that cannot be searched says why."""
+        found = await documents.list_documents(conn, principal, project_id)
+        return DocumentList(documents=[Document.from_record(item) for item in found])
+
+    @get("/documents/{document_id:uuid}", operation_id="GetDocument")
+    async def get_document(
+        self, conn: ConnectionDep, principal: PrincipalDep, document_id: FromPath[UUID]
+    ) -> Document:
+        """One document's metadata and status."""
+        return Document.from_record(await documents.get_document(conn, principal, document_id))
+
+    @get("/documents/{document_id:uuid}/text", operation_id="GetDocumentText")
+    async def get_text(
+        self,
+        conn: ConnectionDep,
+        principal: PrincipalDep,
+        document_id: FromPath[UUID],
+        pages: FromQuery[str | None] = None,
+    ) -> DocumentTextBody:
+        """The stored Markdown, whole or for a page range such as ``pages=3-5``.
+
+        Returns:
+            The text; 409 document_not_ready while extraction runs or when it failed.
+        """
+        text = await documents.read_text(conn, principal, document_id, documents.parse_pages(pages))
+        return DocumentTextBody(
+            document=DocumentName(id=text.document.id, name=text.document.name),
+            pages=[text.first_page, text.last_page],
+            page_count=text.document.page_count or 1,
+            markdown=text.markdown,
+            truncated=text.truncated,
+        )
+
+    @get("/documents/{document_id:uuid}/file", operation_id="GetDocumentFile")
+    async def get_file(
+        self,
+        runtime: RuntimeDep,
+        conn: ConnectionDep,
+        principal: PrincipalDep,
+        document_id: FromPath[UUID],
+    ) -> FileLink:
+        """A short-lived URL to the original, served inline so ``#page=N`` opens that page."""
+        url = await documents.download_url(runtime, conn, principal, document_id)
+        expires = datetime.now(UTC) + timedelta(
+            seconds=runtime.settings.storage.download_expiry_seconds
+        )
+        return FileLink(url=url, expires_at=expires)
+
+    @delete("/documents/{document_id:uuid}", operation_id="DeleteDocument")
+    async def delete_document(
+        self,
+        runtime: RuntimeDep,
+        conn: ConnectionDep,
+        principal: PrincipalDep,
+        document_id: FromPath[UUID],
+    ) -> None:
+        """Delete the document and its original. Idempotent: always 204."""
+        await documents.delete_document(runtime, conn, principal, document_id)
+
+    @post(
+        "/documents/{document_id:uuid}/reextract",
+        operation_id="ReextractDocument",
+        status_code=HTTP_202_ACCEPTED,
+    )
+    async def reextract(
+        self,
+        runtime: RuntimeDep,
+        conn: ConnectionDep,
+        principal: PrincipalDep,
+        document_id: FromPath[UUID],
+    ) -> Document:
+        """Extract the document again from its original.
+
+        Returns:
+            202 with the document back in ``pending``.
+        """
+        return Document.from_record(
+            await documents.reextract(runtime, conn, principal, document_id)
+        )

@@ -1,0 +1,43 @@
+"""Search a project's documents."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from litestar import Controller, post
+from litestar.params import FromPath, JSONBody
+from litestar.status_codes import HTTP_200_OK
+
+from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
+from service.http.schemas import SearchRequest, SearchResponse
+
+
+class SearchController(Controller):
+    path = "/api/projects"
+    tags = ["search"]
+
+    @post("/{project_id:uuid}/search", operation_id="SearchProject", status_code=HTTP_200_OK)
+    async def search(
+        self,
+        runtime: RuntimeDep,
+        conn: ConnectionDep,
+        principal: PrincipalDep,
+        project_id: FromPath[UUID],
+        data: JSONBody[SearchRequest],
+    ) -> SearchResponse:
+        """Ranked, cited passages: BM25 shortlist over the project's ready documents, then rerank.
+
+        Returns:
+            ``results`` (document, pages, heading, text, score), ``sources`` (each cited document
+            once), which ``reranker`` ran and whether it ``reranked``; ``warnings`` say why not.
+        """
+        runtime.search_limiter.check(str(principal.token_id))
+        result = await runtime.search.search(
+            conn,
+            principal,
+            project_id,
+            data.query,
+            top_k=data.top_k,
+            document_ids=data.document_ids,
+        )
+        return SearchResponse.from_result(result)

@@ -1,0 +1,58 @@
+"""Upload grants: every check happens here, before any byte moves."""
+
+from __future__ import annotations
+
+from litestar import Controller, post
+from litestar.params import JSONBody
+
+from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
+from service.http.schemas import UploadGrantBody, UploadPartBody, UploadRequest
+from service.services import uploads
+
+
+class UploadController(Controller):
+    path = "/api/uploads"
+    tags = ["documents"]
+
+    @post("/", operation_id="CreateUpload")
+    async def create_upload(
+        self,
+        runtime: RuntimeDep,
+        conn: ConnectionDep,
+        principal: PrincipalDep,
+        data: JSONBody[UploadRequest],
+    ) -> UploadGrantBody:
+        """Ask for a short-lived grant to upload one file straight to the blob store.
+
+        The caller must own the project; the type must be searchable; the size must be under the
+        limit; the name must not already be a document of the project. A refusal says which rule.
+
+        Returns:
+            201 with the grant: send the file with ``method`` to ``url`` (POST: multipart form with
+            ``fields`` first and the file as ``file``; PUT: raw body with ``headers``). A large file
+            bound for S3 gets ``MULTIPART``: PUT each of ``parts`` (its byte range of the file) to
+            its own ``url``, in any order or in parallel, sending a failed part again. Then register
+            the file with ``POST /api/documents``, which joins the parts.
+        """
+        granted = await uploads.grant_upload(
+            runtime,
+            conn,
+            principal,
+            project_id=data.project_id,
+            filename=data.filename,
+            content_type=data.content_type,
+            size=data.size,
+        )
+        grant = granted.grant
+        return UploadGrantBody(
+            upload_id=granted.upload.id,
+            method=grant.method,
+            url=grant.url,
+            fields=grant.fields,
+            headers=grant.headers,
+            expires_at=grant.expires_at,
+            parts=[
+                UploadPartBody(number=part.number, offset=part.offset, size=part.size, url=part.url)
+                for part in grant.parts
+            ],
+        )

@@ -1,0 +1,41 @@
+"""What handlers can ask for by name: the runtime, a pooled connection, the caller.
+
+Handlers annotate parameters with these aliases (Litestar's ``NamedDependency``)
+so each injected value is explicit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from litestar import Request
+from litestar.di import NamedDependency, Provide
+
+from service.http.auth import provide_principal
+from service.records import Principal
+from service.runtime import Runtime
+from service.storage.db import Connection, connection
+
+RuntimeDep = NamedDependency[Runtime]
+ConnectionDep = NamedDependency[Connection]
+PrincipalDep = NamedDependency[Principal]
+
+
+def provide_runtime(request: Request[Any, Any, Any]) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+async def provide_connection(runtime: RuntimeDep) -> AsyncIterator[Connection]:
+    """Lend one pooled connection for the length of a request."""
+    async with connection(runtime.pool) as conn:
+        yield conn
+
+
+def dependencies() -> dict[str, Provide]:
+    return {
+        "runtime": Provide(provide_runtime, sync_to_thread=False),
+        "conn": Provide(provide_connection),
+        "principal": Provide(provide_principal, sync_to_thread=False),
+    }

@@ -1,0 +1,2 @@
+"""Where Shortlist keeps things: PostgreSQL (pool, migrations, the job queue's schema, the
+embedded server) and the blob stores that hold the original files."""

@@ -1,0 +1,123 @@
+"""PostgreSQL access: where the database is, the connection pool, and error translation.
+
+Driver errors are translated once, here: a connection that cannot be had or is
+lost becomes :class:`~service.errors.DatabaseUnavailable` (503), and a unique
+violation becomes whatever conflict the caller names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+import psycopg.errors
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from service.errors import Conflict, DatabaseUnavailable
+
+if TYPE_CHECKING:
+    from service.settings import Settings
+    from service.storage.embedded_pg import EmbeddedPostgres
+
+logger = logging.getLogger(__name__)
+
+Connection = psycopg.AsyncConnection[DictRow]
+Pool = AsyncConnectionPool[Connection]
+
+#: How long the pool keeps retrying one lost connection before giving up on it. psycopg's
+#: backoff doubles without a cap (1, 2, 4, 8… s) until this runs out, so a long window
+#: means a long wait after the database returns; once a retry gives up, the next request
+#: starts a fresh one at once. 10 s keeps the gap between attempts at 4 s or less.
+RECONNECT_WINDOW_SECONDS = 10.0
+
+
+@dataclass
+class DatabaseLocation:
+    """The database URL in use, and the embedded server that serves it, if any."""
+
+    url: str
+    embedded: EmbeddedPostgres | None = None
+
+    def close(self) -> None:
+        """Release this process's hold on the embedded server (a no-op for an external one)."""
+        if self.embedded is not None:
+            self.embedded.stop()
+            self.embedded = None
+
+
+def locate_database(settings: Settings) -> DatabaseLocation:
+    """``DATABASE_URL`` when set; otherwise start (or join) the embedded server."""
+    if settings.database_url is not None:
+        return DatabaseLocation(settings.database_url.get_secret_value())
+    from service.storage.embedded_pg import start_embedded_postgres
+
+    data_dir = settings.database.embedded_dir or settings.data_dir / "postgres"
+    embedded = start_embedded_postgres(data_dir)
+    logger.info("using embedded PostgreSQL in %s", data_dir)
+    return DatabaseLocation(embedded.url, embedded)
+
+
+def connection_kwargs(settings: Settings) -> dict[str, Any]:
+    """Options every connection of ours is opened with."""
+    return {
+        "autocommit": True,
+        "row_factory": dict_row,
+        "connect_timeout": settings.database.connect_timeout,
+        "application_name": "shortlist",
+    }
+
+
+def create_pool(url: str, settings: Settings) -> Pool:
+    """A closed pool; open it with ``await pool.open(wait=True)``."""
+    return AsyncConnectionPool(
+        url,
+        connection_class=psycopg.AsyncConnection[DictRow],
+        kwargs=connection_kwargs(settings),
+        min_size=settings.database.pool_min_size,
+        max_size=settings.database.pool_max_size,
+        timeout=settings.database.pool_timeout,
+        check=AsyncConnectionPool.check_connection,
+        reconnect_timeout=RECONNECT_WINDOW_SECONDS,
+        open=False,
+        name="shortlist",
+    )
+
+
+@contextlib.asynccontextmanager
+async def connection(pool: Pool) -> AsyncIterator[Connection]:
+    """Lend one pooled connection, translating an outage into DatabaseUnavailable."""
+    with translate_errors():
+        async with pool.connection() as conn:
+            yield conn
+
+
+async def ping(pool: Pool) -> None:
+    """Raise DatabaseUnavailable unless the database answers ``SELECT 1``."""
+    async with connection(pool) as conn:
+        await conn.execute("SELECT 1")
+
+
+@contextlib.contextmanager
+def translate_errors() -> Iterator[None]:
+    """Turn losing the database into :class:`DatabaseUnavailable`."""
+    try:
+        yield
+    except (PoolTimeout, psycopg.OperationalError) as exc:
+        if isinstance(exc, psycopg.errors.QueryCanceled):
+            raise
+        logger.warning("database unavailable: %s", exc.__class__.__name__)
+        raise DatabaseUnavailable() from exc
+
+
+@contextlib.contextmanager
+def unique_violation_as(error: Conflict) -> Iterator[None]:
+    """Raise ``error`` when the statement inside breaks a unique index."""
+    try:
+        yield
+    except psycopg.errors.UniqueViolation as exc:
+        raise error from exc
