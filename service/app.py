@@ -8,11 +8,10 @@ import logging
 from collections.abc import AsyncIterator
 
 from litestar import Litestar, Router
-from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import SwaggerRenderPlugin
-from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
+from service import __version__
+from service.http.api_docs import api_docs_assets_router, openapi_config
 from service.http.auth import TokenAuthenticationMiddleware
 from service.http.controllers.documents import DocumentController
 from service.http.controllers.mentions import MentionsController
@@ -51,11 +50,12 @@ def create_app(settings: Settings | None = None) -> Litestar:
             *_route_handlers(blobs),
             mcp_http.route_handler(),
             panel_router(settings),
+            api_docs_assets_router(),
         ],
         lifespan=[lifespan, mcp_http.lifespan],
         dependencies=dependencies(),
         exception_handlers=EXCEPTION_HANDLERS,
-        openapi_config=_openapi_config(),
+        openapi_config=openapi_config(version=__version__),
         request_class=JsonRequest,
         debug=False,
     )
@@ -107,21 +107,4 @@ def _api_router() -> Router:
         ],
         middleware=[TokenAuthenticationMiddleware],
         security=[{"BearerToken": []}],
-    )
-
-
-def _openapi_config() -> OpenAPIConfig:
-    return OpenAPIConfig(
-        title="Shortlist",
-        version="0.1.0",
-        description="Document search for AI assistants: upload, extract once, search with citations.",
-        path="/schema",
-        render_plugins=[SwaggerRenderPlugin()],
-        components=Components(
-            security_schemes={
-                "BearerToken": SecurityScheme(
-                    type="http", scheme="bearer", description="A Shortlist API token."
-                )
-            }
-        ),
     )

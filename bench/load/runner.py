@@ -17,11 +17,11 @@ from bench.load.service import logged_tracebacks, running_service
 def run(options: LoadOptions) -> LoadReport:
     """Start the service, load it, let uploads settle, audit them; everything stops by itself."""
     with running_service(options) as service:
-        record = asyncio.run(run_clients(service.base_url, service.services.tokens, options))
+        record = asyncio.run(run_clients(service.base_url, service.tokens, options))
         result = audit(
             service.db_url,
             service.base_url,
-            service.services.tokens,
+            service.tokens,
             record,
             options.settle_seconds,
         )

@@ -16,6 +16,7 @@ from mcp.server.mcpserver.prompts.base import Message, UserMessage
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from service import __version__
 from service.errors import NotFound, ShortlistError
 from service.mcp import tools
 from service.mcp.caller import Caller
@@ -77,7 +78,7 @@ def build_server(caller_of: CallerLookup) -> MCPServer:
         title="Shortlist",
         description="Search your documents with citations to document and page.",
         instructions=INSTRUCTIONS,
-        version="0.1.0",
+        version=__version__,
         log_level="WARNING",
     )
 
