@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from retrieval.citations import hit, sources
 from retrieval.errors import EmptyQuery, InvalidSearchParameter, QueryTooLong
+from retrieval.highlights import matched_words
 from retrieval.shortlist import DEFAULT_KEEP, DEFAULT_MAX_CANDIDATES, shortlist
 from retrieval.types import (
     Candidate,
@@ -88,6 +89,7 @@ def search(
             indexed[picked.entries[i].document].ref,
             score=scores[i],
             bm25=candidates[i].bm25,
+            matched_words=matched_words(index.tokenizer, chunks[i].text, query_terms),
         )
         for i in order[:top_k]
     ]

@@ -246,3 +246,14 @@ def _normalise(text: str) -> tuple[str, bool]:
     """NFKC and casefolded text, and whether it has CJK characters."""
     text = unicodedata.normalize("NFKC", text).casefold()
     return text, not text.isascii() and _CJK_RE.search(text) is not None
+
+
+def words_of(text: str) -> list[str]:
+    """The words and CJK runs of ``text``, normalised (NFKC, casefolded), in order."""
+    normalised, has_cjk = _normalise(text)
+    return _words(normalised, has_cjk)
+
+
+def is_cjk_run(word: str) -> bool:
+    """True for a run of Han, Kana or Hangul characters, which is split into bigrams."""
+    return not word.isascii() and _CJK_RE.match(word) is not None

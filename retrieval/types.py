@@ -123,6 +123,8 @@ class Hit(NamedTuple):
     score: float
     """The reranker's score when it reranked, else the BM25 score."""
     bm25: float
+    matched_words: tuple[str, ...] = ()
+    """Words of ``text`` (casefolded) that match a query term: what a reader sees marked."""
 
 
 class Source(NamedTuple):

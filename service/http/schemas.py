@@ -190,6 +190,9 @@ class SearchHit(Struct):
     text: str
     score: float
     chunk_id: str
+    matched_words: list[str]
+    """Words of ``text`` (casefolded) that match a query term, as BM25 matched them: the
+    words to mark when showing the passage."""
 
 
 class SearchSource(Struct):
@@ -218,6 +221,7 @@ class SearchResponse(Struct):
                     text=hit.text,
                     score=hit.score,
                     chunk_id=hit.chunk_id,
+                    matched_words=list(hit.matched_words),
                 )
                 for hit in result.hits
             ],

@@ -18,7 +18,7 @@ export function unsearchableReason(doc) {
   return { reason, hint };
 }
 
-export function createDocumentList({ table, body, empty, onUpdate }) {
+export function createDocumentList({ table, body, empty, onUpdate, onView }) {
   let projectId = null;
   let timer = null;
   let generation = 0;
@@ -107,6 +107,11 @@ export function createDocumentList({ table, body, empty, onUpdate }) {
 
   function actionButtons(doc) {
     return [
+      doc.searchable ? el("button", {
+        type: "button", class: "button small secondary", text: "View text",
+        "aria-label": `View the text of ${doc.name}`,
+        onclick: () => onView(doc),
+      }) : null,
       el("button", {
         type: "button", class: "button small secondary", text: "Open",
         "aria-label": `Open ${doc.name}`,

@@ -1,49 +1,45 @@
-// Query terms marked in a passage: text nodes and <mark> elements, never HTML strings.
-
-const WORD = /[\p{L}\p{N}]+/gu;
-const SUFFIXES = ["ations", "ation", "ings", "ing", "ies", "es", "ed", "ly", "s"];
-
-/** The words worth marking, crudely stemmed so "tracing" also marks "traces". */
-export function queryTerms(query) {
-  const terms = new Set();
-  for (const word of query.toLowerCase().match(WORD) || []) {
-    if (word.length < 3) continue;
-    let stem = word;
-    for (const suffix of SUFFIXES) {
-      if (stem.endsWith(suffix) && stem.length - suffix.length >= 4) {
-        stem = stem.slice(0, -suffix.length);
-        break;
-      }
-    }
-    terms.add(stem);
-  }
-  return [...terms].sort((a, b) => b.length - a.length);
-}
+// Mark words in rendered text: text nodes and <mark> elements, never HTML strings.
+//
+// Which words to mark is not decided here: the search API lists, for each result, the words of
+// its passage that matched the query (the same stemming and stopwords BM25 used).
 
 function escapeRegExp(text) {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** A fragment holding `text` with every word that starts with a query term in <mark>. */
-export function highlighted(text, query) {
-  const fragment = document.createDocumentFragment();
-  const terms = queryTerms(query);
-  if (terms.length === 0) {
-    fragment.append(text);
-    return fragment;
-  }
-  const pattern = new RegExp(
-    `(?<![\\p{L}\\p{N}])(?:${terms.map(escapeRegExp).join("|")})[\\p{L}\\p{N}]*`,
-    "giu",
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+
+function wordPattern(words) {
+  const unique = [...new Set(words.filter(Boolean))].sort((a, b) => b.length - a.length);
+  if (unique.length === 0) return null;
+  // Whole words only; a CJK term stands alone, as its script has no word boundaries.
+  const alternatives = unique.map((word) =>
+    CJK.test(word) ? escapeRegExp(word) : `(?<![\\p{L}\\p{N}])${escapeRegExp(word)}(?![\\p{L}\\p{N}])`,
   );
-  let last = 0;
-  for (const match of text.matchAll(pattern)) {
-    if (match.index > last) fragment.append(text.slice(last, match.index));
-    const mark = document.createElement("mark");
-    mark.textContent = match[0];
-    fragment.append(mark);
-    last = match.index + match[0].length;
+  return new RegExp(alternatives.join("|"), "giu");
+}
+
+/** Wrap each occurrence of `words` in the text nodes under `root` in <mark>. */
+export function markWords(root, words) {
+  const pattern = wordPattern(words);
+  if (!pattern) return;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node);
+  for (const node of nodes) {
+    const text = node.nodeValue;
+    const pieces = [];
+    let last = 0;
+    for (const match of text.matchAll(pattern)) {
+      if (match[0].length === 0) continue;
+      if (match.index > last) pieces.push(text.slice(last, match.index));
+      const mark = document.createElement("mark");
+      mark.textContent = match[0];
+      pieces.push(mark);
+      last = match.index + match[0].length;
+    }
+    if (pieces.length === 0) continue;
+    if (last < text.length) pieces.push(text.slice(last));
+    node.replaceWith(...pieces);
   }
-  if (last < text.length) fragment.append(text.slice(last));
-  return fragment;
 }

@@ -2,6 +2,7 @@
 
 import { ApiError, api, setCsrfToken } from "./api.js";
 import { announce, byId } from "./dom.js";
+import { createDocumentView } from "./document_view.js";
 import { createDocumentList } from "./documents.js";
 import { createProjectPicker } from "./projects.js";
 import { createSearch } from "./search.js";
@@ -9,11 +10,14 @@ import { createUploader } from "./uploads.js";
 
 let currentProjectId = null;
 
+const documentView = createDocumentView({ dialog: byId("document-view") });
+
 const documents = createDocumentList({
   table: byId("documents"),
   body: byId("documents-body"),
   empty: byId("documents-empty"),
   onUpdate: (list, projectId) => uploader.update(list, projectId),
+  onView: (doc) => documentView.open(doc),
 });
 
 const uploader = createUploader({

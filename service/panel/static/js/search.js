@@ -2,8 +2,8 @@
 
 import { api, segment } from "./api.js";
 import { el } from "./dom.js";
-import { highlighted } from "./highlight.js";
 import { openOriginal } from "./originals.js";
+import { renderPassage } from "./passage.js";
 
 export function pageLabel(pages) {
   const [first, last] = pages;
@@ -41,10 +41,10 @@ export function createSearch({ form, input, status, results, getProjectId }) {
     }
     for (const warning of answer.warnings || []) lines.push(el("p", { class: "hint", text: warning }));
     status.replaceChildren(...lines);
-    results.replaceChildren(...answer.results.map((result) => renderResult(result, query)));
+    results.replaceChildren(...answer.results.map((result) => renderResult(result)));
   }
 
-  function renderResult(result, query) {
+  function renderResult(result) {
     const first = result.pages[0];
     const citation = el("a", {
       class: "citation",
@@ -68,7 +68,7 @@ export function createSearch({ form, input, status, results, getProjectId }) {
         el("span", { class: "score", text: `score ${Number(result.score).toFixed(3)}` }),
       ),
       result.heading ? el("p", { class: "result-heading", text: result.heading }) : null,
-      el("p", { class: "passage" }, highlighted(result.text, query)),
+      el("div", { class: "passage" }, renderPassage(result.text, result.matched_words || [])),
     );
   }
 
