@@ -14,6 +14,7 @@ from service import __version__
 from service.http.api_docs import api_docs_assets_router, openapi_config
 from service.http.auth import TokenAuthenticationMiddleware
 from service.http.controllers.documents import DocumentController
+from service.http.controllers.imports import ImportController
 from service.http.controllers.mentions import MentionsController
 from service.http.controllers.projects import ProjectController
 from service.http.controllers.search import SearchController
@@ -103,6 +104,7 @@ def _api_router() -> Router:
             DocumentController,
             SearchController,
             MentionsController,
+            ImportController,
             SessionController,
         ],
         middleware=[TokenAuthenticationMiddleware],

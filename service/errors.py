@@ -16,6 +16,7 @@ A subclass's docstring is its default message::
     ├── Conflict (409)
     │   ├── UserExists, ProjectExists, DuplicateDocumentName, DocumentNotReady, UploadAlreadyUsed
     ├── UploadRefused (4xx: 413 too large, 415 type, 400 file not in the store)
+    ├── UrlRefused (4xx: 400 not allowed, 422 unreachable, 413 too large, 415 type)
     ├── RateLimited (429)
     ├── ServiceUnavailable (503)
     │   └── DatabaseUnavailable
@@ -173,6 +174,40 @@ class UploadIncomplete(UploadRefused):
     """The blob store does not hold the file the grant allowed (missing, or a different size)."""
 
     code = "upload_incomplete"
+
+
+class UrlRefused(ShortlistError):
+    """That address cannot be imported."""
+
+    status = 400
+    code = "url_refused"
+
+
+class UrlNotAllowed(UrlRefused):
+    """Shortlist does not fetch from that address (only public https:// addresses)."""
+
+    code = "url_not_allowed"
+
+
+class UrlUnreachable(UrlRefused):
+    """The address could not be fetched (no such host, no answer, or not the document)."""
+
+    status = 422
+    code = "url_unreachable"
+
+
+class UrlTooLarge(UrlRefused):
+    """The document at the address is larger than the upload limit."""
+
+    status = 413
+    code = "url_too_large"
+
+
+class UrlUnsupportedType(UrlRefused):
+    """The address does not serve a supported kind of document."""
+
+    status = 415
+    code = "url_unsupported_type"
 
 
 class RateLimited(ShortlistError):

@@ -171,6 +171,22 @@ class JobSettings(BaseModel):
     """A document pending longer than this is marked failed by the sweep."""
 
 
+class FetchSettings(BaseModel):
+    """Importing documents from web addresses (``POST /api/projects/{id}/imports``)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    allow_http: bool = False
+    """Also fetch plain ``http://`` addresses (by default only ``https://``)."""
+    allow_private_networks: bool = False
+    """Also fetch from loopback, private (RFC 1918), CGNAT and unique-local addresses, e.g.
+    an intranet. Link-local (cloud metadata), multicast and reserved addresses stay refused."""
+    timeout_seconds: float = Field(default=60.0, gt=0, le=600)
+    """One deadline for a whole fetch: every redirect, the headers and the body."""
+    max_redirects: int = Field(default=5, ge=0, le=20)
+    """Redirects followed (each checked again) before a fetch gives up."""
+
+
 class Settings(BaseSettings):
     """All of Shortlist's configuration."""
 
@@ -202,6 +218,7 @@ class Settings(BaseSettings):
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     jobs: JobSettings = Field(default_factory=JobSettings)
+    fetch: FetchSettings = Field(default_factory=FetchSettings)
 
     @property
     def public_url(self) -> str:

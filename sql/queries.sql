@@ -164,7 +164,7 @@ WHERE status = 'ready' ORDER BY extracted_at DESC NULLS LAST LIMIT %(limit)s;
 -- Mark a document as being extracted, counting the attempt; nothing if it is gone
 UPDATE documents SET status = 'processing', attempts = attempts + 1, updated_at = now()
 WHERE id = %(document_id)s AND status IN ('pending', 'processing')
-RETURNING id, name, content_type, size_bytes, object_key, attempts;
+RETURNING id, name, content_type, size_bytes, object_key, attempts, source_url;
 
 -- store_extraction --
 -- Save a successful extraction: the whole Markdown, once
@@ -206,6 +206,19 @@ VALUES (%(project_id)s, btrim(%(name)s), %(content_type)s, %(size_bytes)s, %(obj
 RETURNING id, project_id, name, content_type, size_bytes, object_key, status, error_code,
           error_message, kind, page_count, content_hash, warnings, attempts, created_at,
           updated_at, extracted_at;
+
+-- insert_imported_document --
+-- Create a pending document whose original is still at a web address (a worker fetches it)
+INSERT INTO documents (project_id, name, content_type, size_bytes, object_key, status, source_url)
+VALUES (%(project_id)s, btrim(%(name)s), %(content_type)s, 0, %(object_key)s, 'pending', %(source_url)s)
+RETURNING id, project_id, name, content_type, size_bytes, object_key, status, error_code,
+          error_message, kind, page_count, content_hash, warnings, attempts, created_at,
+          updated_at, extracted_at;
+
+-- store_fetched_original --
+-- Record what a fetch brought for an imported document: its size and content type
+UPDATE documents SET size_bytes = %(size_bytes)s, content_type = %(content_type)s, updated_at = now()
+WHERE id = %(document_id)s;
 
 -- count_mentions --
 -- Per ready document of a project and per term: occurrences and pages (lower-cased, whitespace collapsed)

@@ -85,6 +85,18 @@ class ShortlistClient:
                 return dict(project)
         raise ComponentError(404, "project_not_found", f"You have no project named {name_or_id!r}.")
 
+    def import_url(
+        self, project_id: str, url: str, *, filename: str | None = None
+    ) -> dict[str, Any]:
+        """Ask the service to import a document from a web address; returns it (pending)."""
+        body: dict[str, Any] = {"url": url}
+        if filename:
+            body["filename"] = filename
+        document: dict[str, Any] = self._json(
+            self.http.post(f"/api/projects/{project_id}/imports", json=body)
+        )
+        return document
+
     def upload(
         self, project_id: str, path: Path, *, on_progress: ProgressCallback | None = None
     ) -> dict[str, Any]:

@@ -599,6 +599,50 @@ def upload(
     report_files(entries, as_json=as_json)
 
 
+@main.command("import")
+@click.argument("urls", nargs=-1, required=True)
+@project_option
+@click.option(
+    "--url", "service_url", default=None, help="The service's base URL (default: the public URL)."
+)
+@click.option(
+    "--wait/--no-wait",
+    default=True,
+    show_default=True,
+    help="Wait until each document is ready or failed.",
+)
+@json_option
+@command_errors
+def import_command(
+    urls: tuple[str, ...], project_name: str, service_url: str | None, wait: bool, as_json: bool
+) -> None:
+    """Import documents from web addresses into a project of a running service."""
+    from service.cli.client import ShortlistClient
+
+    settings = get_settings()
+    if settings.token is None:
+        raise InvalidRequest(
+            "Set SHORTLIST_TOKEN to your API token (shortlist user create prints one)."
+        )
+    entries: list[dict[str, Any]] = []
+    with ShortlistClient(
+        service_url or settings.public_url, settings.token.get_secret_value()
+    ) as client:
+        target = client.find_project(project_name)
+        for address in urls:
+            try:
+                document = client.import_url(target["id"], address)
+                if wait:
+                    document = client.wait(document["id"])
+            except ShortlistError as exc:
+                entries.append(file_entry(address, None, "error", (exc.code, exc.message)))
+                continue
+            problem = document.get("error")
+            reason = (problem["code"], problem["message"]) if problem else None
+            entries.append(file_entry(document["name"], document["id"], document["status"], reason))
+    report_files(entries, as_json=as_json)
+
+
 def forward_only(update: Callable[[int], object]) -> Callable[[int], None]:
     """A progress callback that never moves the bar back: bytes of a part being sent again
     (reported as a negative count first) only show once they pass the earlier high point."""

@@ -79,6 +79,13 @@ class UploadRequest(Struct):
     content_type: Annotated[str, msgspec.Meta(max_length=200)] | None = None
 
 
+class ImportRequest(Struct):
+    """A document to fetch from a web address into the project."""
+
+    url: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)]
+    filename: Annotated[str, msgspec.Meta(min_length=1, max_length=1000)] | None = None
+
+
 class UploadPartBody(Struct):
     """One part of a MULTIPART upload: PUT bytes ``offset`` .. ``offset + size - 1`` of the
     file to ``url`` (the store refuses any other size); send a failed part again."""

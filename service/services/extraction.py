@@ -16,6 +16,8 @@ from uuid import UUID
 import anyio.to_thread
 
 from extract import Extraction, ExtractionError, ExtractionLimits
+from service.errors import ShortlistError
+from service.services import imports
 from service.storage.blobs import BlobNotFound
 from service.storage.db import Connection, connection
 from sql import queries
@@ -125,19 +127,28 @@ async def extract_stored_document(runtime: Runtime, document_id: UUID) -> Outcom
     if row is None:
         return Outcome(document_id, "skipped")
     key = str(row["object_key"])
+    content_type = str(row["content_type"])
     try:
         data = await anyio.to_thread.run_sync(runtime.blobs.read, key)
     except BlobNotFound:
-        async with connection(runtime.pool) as conn:
-            await save_failure(
-                conn,
-                document_id,
-                "original_missing",
-                "The uploaded file is missing from storage; upload it again.",
+        if row["source_url"] is None:
+            async with connection(runtime.pool) as conn:
+                await save_failure(
+                    conn,
+                    document_id,
+                    "original_missing",
+                    "The uploaded file is missing from storage; upload it again.",
+                )
+            return Outcome(document_id, "error", "original_missing")
+        try:
+            fetched = await imports.fetch_original(
+                runtime, document_id, url=str(row["source_url"]), key=key, name=str(row["name"])
             )
-        return Outcome(document_id, "error", "original_missing")
-    outcome = await extract_and_save(
-        runtime, document_id, data, str(row["name"]), str(row["content_type"])
-    )
+        except ShortlistError as exc:  # a refused or failed fetch is the document's outcome
+            async with connection(runtime.pool) as conn:
+                await save_failure(conn, document_id, exc.code, exc.message)
+            return Outcome(document_id, "error", exc.code, exc.message)
+        data, content_type = fetched.data, fetched.content_type
+    outcome = await extract_and_save(runtime, document_id, data, str(row["name"]), content_type)
     logger.info("document %s: %s %s", document_id, outcome.status, outcome.error_code or "")
     return outcome

@@ -211,3 +211,41 @@ def test_upload_goes_through_the_grant_flow_to_a_running_service(
     assert "cells.pdf" in result.stderr, "the progress bar is drawn on stderr"
     assert again.returncode == 2
     assert json.loads(again.stdout)[0]["error"]["code"] == "duplicate_document_name"
+
+
+def test_import_fetches_web_addresses_through_a_running_service(
+    db_url: str, tmp_path: Path
+) -> None:
+    from tests.browser.live_service import run_service
+    from tests.integration.imports.web_server import Reply, WebServer
+
+    pdf = _two_page_pdf(tmp_path)
+    site = WebServer(
+        {"/cells.pdf": Reply(200, {"Content-Type": "application/pdf"}, pdf.read_bytes())}
+    )
+    created = json.loads(shortlist(db_url, tmp_path, "user", "create", "alice", "--json").stdout)
+    fetch = {"allow_http": True, "allow_private_networks": True}
+    try:
+        with run_service(db_url, tmp_path / "service", fetch=fetch) as base_url:
+            env = {**os.environ, "DATABASE_URL": db_url, "SHORTLIST_TOKEN": created["token"]}
+            result = subprocess.run(
+                [
+                    sys.executable,
+                    *("-m", "service.cli", "import", f"{site.url}/cells.pdf"),
+                    *(f"{site.url}/missing.pdf", "--url", base_url, "--json"),
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=180,
+                check=False,
+            )
+    finally:
+        site.close()
+
+    assert result.returncode == 2, "one of the two addresses could not be fetched"
+    fetched, missing = json.loads(result.stdout)
+    assert fetched["status"] == "ready"
+    assert fetched["document"]["name"] == "cells.pdf"
+    assert missing["status"] == "error"
+    assert missing["error"]["code"] == "url_unreachable"

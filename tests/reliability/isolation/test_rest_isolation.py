@@ -55,6 +55,7 @@ BODIES: dict[str, BodyBuilder] = {
         {"project_id": world.bob_project_id, "upload_id": upload_id},
     ],
     "CreateProject": lambda world, _: [{"name": "bob-second-project"}],
+    "ImportDocument": lambda world, _: [{"url": "https://192.0.2.1/bob.pdf"}],
     "CreateSession": lambda world, _: [{"token": world.bob_token}],
 }
 

@@ -4,6 +4,7 @@ import { ApiError, api, setCsrfToken } from "./api.js";
 import { announce, byId } from "./dom.js";
 import { createDocumentView } from "./document_view.js";
 import { createDocumentList } from "./documents.js";
+import { createImporter } from "./imports.js";
 import { createProjectPicker } from "./projects.js";
 import { createSearch } from "./search.js";
 import { createUploader } from "./uploads.js";
@@ -26,6 +27,14 @@ const uploader = createUploader({
   list: byId("upload-list"),
   getProjectId: () => currentProjectId,
   onRegistered: () => documents.refresh(),
+});
+
+createImporter({
+  form: byId("import-form"),
+  input: byId("import-url"),
+  error: byId("import-error"),
+  getProjectId: () => currentProjectId,
+  onImported: () => documents.refresh(),
 });
 
 const search = createSearch({

@@ -1,0 +1,119 @@
+"""Import a document from a web address: checked now, fetched and extracted by a worker.
+
+:func:`import_url` is the operation every door calls (REST, CLI, MCP, panel). It runs every
+check that needs no connection — ownership, the address (see :mod:`service.services.url_fetch`),
+the name, duplicates — then creates a ``pending`` document that remembers its source and
+queues its extraction. The extraction job, finding no original in the blob store yet, calls
+:func:`fetch_original`, which fetches the address (checked again, hop by hop), refuses what is
+not a supported document within the size limit, and stores the bytes like an upload's.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
+from uuid import UUID
+
+import anyio.to_thread
+
+from service.errors import DuplicateDocumentName
+from service.records import Document, Principal
+from service.services import projects, uploads
+from service.services.filenames import clean_filename
+from service.services.url_fetch import Fetched, FetchPolicy, check_url, fetch
+from service.storage.db import Connection, connection, unique_violation_as
+from sql import queries
+
+if TYPE_CHECKING:
+    from service.runtime import Runtime
+    from service.settings import Settings
+
+PENDING_CONTENT_TYPE = "application/octet-stream"
+"""What an imported document is stored as until its fetch says what it is."""
+
+
+def fetch_policy(settings: Settings) -> FetchPolicy:
+    """The fetch rules in effect: the ``fetch`` settings and the upload size limit."""
+    return FetchPolicy(
+        allow_http=settings.fetch.allow_http,
+        allow_private_networks=settings.fetch.allow_private_networks,
+        max_redirects=settings.fetch.max_redirects,
+        timeout_seconds=settings.fetch.timeout_seconds,
+        max_bytes=settings.storage.max_upload_bytes,
+    )
+
+
+def name_from_url(url: str) -> str:
+    """A document name for an address: its last path segment, else its host."""
+    parts = urlsplit(url)
+    segment = unquote(PurePosixPath(parts.path).name) if parts.path not in ("", "/") else ""
+    return segment.strip() or (parts.hostname or "imported document")
+
+
+async def import_url(
+    runtime: Runtime,
+    conn: Connection,
+    principal: Principal,
+    *,
+    project_id: UUID,
+    url: str,
+    filename: str | None = None,
+) -> Document:
+    """A new pending document for ``url`` in the caller's project, its fetch queued.
+
+    Imports count against the caller's upload budget. Raises the refusal (``url_not_allowed``, ``url_unreachable`` for a host that does not
+    resolve, a bad or duplicate name, an unknown project) before anything is stored.
+    """
+    runtime.upload_limiter.check(str(principal.token_id))
+    await projects.get_project(conn, principal.user_id, project_id)
+    url = url.strip()
+    await check_url(url, fetch_policy(runtime.settings))
+    name = clean_filename(filename if filename and filename.strip() else name_from_url(url))
+    await uploads.ensure_name_is_free(conn, project_id, name)
+    duplicate = DuplicateDocumentName(
+        f"A document named {name!r} is already in this project; give the import another name."
+    )
+    with unique_violation_as(duplicate):
+        row = await (
+            await conn.execute(
+                queries["insert_imported_document"],
+                {
+                    "project_id": project_id,
+                    "name": name,
+                    "content_type": PENDING_CONTENT_TYPE,
+                    "object_key": uploads.object_key(project_id, uuid.uuid4()),
+                    "source_url": url,
+                },
+            )
+        ).fetchone()
+    assert row is not None
+    document = Document.from_row(row)
+    await runtime.jobs.enqueue_extraction(document.id)
+    return document
+
+
+async def fetch_original(
+    runtime: Runtime, document_id: UUID, *, url: str, key: str, name: str
+) -> Fetched:
+    """Fetch an imported document's original into the blob store, once.
+
+    Raises :class:`~service.errors.UrlRefused` (not allowed, unreachable, too large, not a
+    supported type); the caller records it on the document.
+    """
+    fetched = await fetch(url, fetch_policy(runtime.settings))
+    uploads.check_file(runtime, name, fetched.content_type, len(fetched.data))
+    await anyio.to_thread.run_sync(
+        lambda: runtime.blobs.write(key, fetched.data, fetched.content_type)
+    )
+    async with connection(runtime.pool) as conn:
+        await conn.execute(
+            queries["store_fetched_original"],
+            {
+                "document_id": document_id,
+                "size_bytes": len(fetched.data),
+                "content_type": fetched.content_type,
+            },
+        )
+    return fetched

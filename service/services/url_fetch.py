@@ -1,0 +1,269 @@
+"""Fetch a document from a web address without letting the address reach inside.
+
+A URL import makes the service itself open a connection, so every step an attacker could
+steer is checked (server-side request forgery):
+
+- the scheme is ``https`` (``http`` only with ``fetch.allow_http``), with no user info;
+- the host is resolved once and **every** address it resolves to must be public:
+  loopback, private (RFC 1918), shared (CGNAT), unique-local and the service's own networks
+  are refused unless ``fetch.allow_private_networks``; link-local (cloud metadata at
+  169.254.169.254 included), multicast, unspecified, reserved and documentation ranges are
+  refused always; an IPv6 address that embeds an IPv4 one (``::ffff:a.b.c.d`` in either
+  spelling, NAT64, 6to4) is judged by the IPv4 address; Teredo is refused;
+- the connection goes to the address that was checked (the request names the host only in
+  ``Host`` and TLS SNI, and the certificate is verified for the host), so a second DNS answer
+  cannot swap in another address; no proxy from the environment is used;
+- redirects are followed by hand, each hop checked again, at most ``fetch.max_redirects``;
+- the response must declare a supported content type (or a generic one with a supported file
+  extension), and its body is counted as it arrives and abandoned past the size limit;
+- one deadline, ``fetch.timeout_seconds``, covers the whole fetch.
+
+:func:`check_url` does every check that needs no connection; the import route runs it before
+the document exists, so a refused address never costs a connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import httpx
+
+from extract.detect import (
+    ALLOWED_CONTENT_TYPES,
+    EXTENSION_KINDS,
+    GENERIC_CONTENT_TYPES,
+    declared_kind,
+)
+from service.errors import UrlNotAllowed, UrlTooLarge, UrlUnreachable, UrlUnsupportedType
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Resolver = Callable[[str, int], Sequence[IPAddress]]
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_URL_LENGTH = 2048
+
+PRIVATE_NETWORKS: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = (
+    ipaddress.ip_network("127.0.0.0/8"),
+    ipaddress.ip_network("10.0.0.0/8"),
+    ipaddress.ip_network("172.16.0.0/12"),
+    ipaddress.ip_network("192.168.0.0/16"),
+    ipaddress.ip_network("100.64.0.0/10"),
+    ipaddress.ip_network("::1/128"),
+    ipaddress.ip_network("fc00::/7"),
+)
+"""Networks of a self-hoster's own machines: refused unless ``fetch.allow_private_networks``."""
+
+NAT64_PREFIX = ipaddress.ip_network("64:ff9b::/96")
+
+
+class FetchPolicy(NamedTuple):
+    """What a fetch may do; built from ``Settings.fetch`` and the upload size limit."""
+
+    allow_http: bool
+    allow_private_networks: bool
+    max_redirects: int
+    timeout_seconds: float
+    max_bytes: int
+
+
+class Target(NamedTuple):
+    """A checked URL: where to connect, and what to call it on the wire."""
+
+    url: str
+    host: str
+    port: int
+    addresses: tuple[IPAddress, ...]
+
+
+class Fetched(NamedTuple):
+    data: bytes
+    content_type: str
+    final_url: str
+
+
+def address_refusal(address: IPAddress, *, allow_private: bool) -> str | None:
+    """Why the service may not connect to ``address``, or None when it may."""
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = _embedded_ipv4(address)
+        if embedded is not None:
+            return address_refusal(embedded, allow_private=allow_private)
+        if address.teredo is not None:
+            return "a Teredo tunnel address"
+    if any(address in network for network in PRIVATE_NETWORKS):
+        return None if allow_private else "a loopback or private-network address"
+    if address.is_link_local:
+        return "a link-local address (cloud metadata lives there)"
+    if address.is_multicast:
+        return "a multicast address"
+    if address.is_global:
+        return None
+    return "an address that is not on the public internet"
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one stands for: mapped, NAT64 or 6to4."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address in NAT64_PREFIX:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return address.sixtofour
+
+
+def system_resolver(host: str, port: int) -> list[IPAddress]:
+    """Every address ``host`` resolves to (may block: call it in a thread)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(
+        dict.fromkeys(ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos)
+    )
+
+
+def parse_url(url: str, policy: FetchPolicy) -> tuple[str, str, int]:
+    """(scheme, host, port) of an acceptable URL, or :class:`UrlNotAllowed`."""
+    if len(url) > MAX_URL_LENGTH:
+        raise UrlNotAllowed(f"The address is longer than {MAX_URL_LENGTH} characters.")
+    if any(ord(char) < 0x21 for char in url):
+        raise UrlNotAllowed("The address contains spaces or control characters.")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise UrlNotAllowed(f"The address is not a valid URL: {exc}.") from exc
+    scheme = parts.scheme.lower()
+    allowed = ("https", "http") if policy.allow_http else ("https",)
+    if scheme not in allowed:
+        raise UrlNotAllowed(
+            "Only https:// addresses can be imported."
+            if not policy.allow_http
+            else "Only http:// and https:// addresses can be imported."
+        )
+    if parts.username is not None or parts.password is not None:
+        raise UrlNotAllowed("The address may not carry a user name or password.")
+    host = (parts.hostname or "").rstrip(".")
+    if not host:
+        raise UrlNotAllowed("The address has no host.")
+    return scheme, host, port or (443 if scheme == "https" else 80)
+
+
+async def check_url(url: str, policy: FetchPolicy, resolve: Resolver = system_resolver) -> Target:
+    """Every check of ``url`` that needs no connection: scheme, host, and each address."""
+    _, host, port = parse_url(url, policy)
+    try:
+        literal: IPAddress | None = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        literal = None
+    if literal is not None:
+        addresses: Sequence[IPAddress] = [literal]
+    else:
+        try:
+            addresses = await asyncio.to_thread(resolve, host, port)
+        except (OSError, UnicodeError) as exc:
+            raise UrlUnreachable(f"The host {host!r} could not be found.") from exc
+        if not addresses:
+            raise UrlUnreachable(f"The host {host!r} has no address.")
+    for address in addresses:
+        why = address_refusal(address, allow_private=policy.allow_private_networks)
+        if why is not None:
+            raise UrlNotAllowed(
+                f"{host!r} resolves to {address}, {why}; Shortlist does not fetch from there."
+            )
+    return Target(url=url, host=host, port=port, addresses=tuple(addresses))
+
+
+async def fetch(url: str, policy: FetchPolicy, resolve: Resolver = system_resolver) -> Fetched:
+    """The body of ``url`` after every check in the module docstring, within one deadline."""
+    try:
+        async with asyncio.timeout(policy.timeout_seconds):
+            return await _fetch(url, policy, resolve)
+    except TimeoutError as exc:
+        raise UrlUnreachable(
+            f"The address did not answer in full within {policy.timeout_seconds:g} seconds."
+        ) from exc
+
+
+async def _fetch(url: str, policy: FetchPolicy, resolve: Resolver) -> Fetched:
+    per_step = httpx.Timeout(policy.timeout_seconds)
+    async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=per_step) as http:
+        current = url
+        for _hop in range(policy.max_redirects + 1):
+            target = await check_url(current, policy, resolve)
+            request = _request_to_checked_address(http, target)
+            try:
+                response = await http.send(request, stream=True)
+            except httpx.HTTPError as exc:
+                raise UrlUnreachable(f"Could not fetch {target.host!r}: {exc}.") from exc
+            try:
+                if response.status_code in REDIRECT_STATUSES:
+                    location = response.headers.get("location")
+                    if not location:
+                        raise UrlUnreachable("The address redirected without saying where to.")
+                    current = urljoin(current, location)
+                    continue
+                if response.status_code != 200:
+                    raise UrlUnreachable(
+                        f"The address answered HTTP {response.status_code}, not the document."
+                    )
+                content_type = _supported_content_type(response, current)
+                data = await _read_capped(response, policy.max_bytes)
+                return Fetched(data=data, content_type=content_type, final_url=current)
+            finally:
+                await response.aclose()
+        raise UrlUnreachable(f"The address redirected more than {policy.max_redirects} times.")
+
+
+def _request_to_checked_address(http: httpx.AsyncClient, target: Target) -> httpx.Request:
+    """A request to the checked address that names the host only in Host and TLS SNI."""
+    parts = urlsplit(target.url)
+    address = target.addresses[0]
+    netloc = f"[{address}]" if address.version == 6 else str(address)
+    default_port = 443 if parts.scheme.lower() == "https" else 80
+    if target.port != default_port:
+        netloc = f"{netloc}:{target.port}"
+    host_header = target.host if target.port == default_port else f"{target.host}:{target.port}"
+    wire_url = urlunsplit((parts.scheme.lower(), netloc, parts.path or "/", parts.query, ""))
+    return http.build_request(
+        "GET",
+        wire_url,
+        headers={"Host": host_header, "Accept": ", ".join(ALLOWED_CONTENT_TYPES)},
+        extensions={"sni_hostname": target.host},
+    )
+
+
+def _supported_content_type(response: httpx.Response, url: str) -> str:
+    declared: str = response.headers.get("content-type", "")
+    media_type = declared.split(";", 1)[0].strip().lower()
+    if media_type in ALLOWED_CONTENT_TYPES:
+        return media_type
+    name = urlsplit(url).path.rsplit("/", 1)[-1]
+    if media_type in GENERIC_CONTENT_TYPES and declared_kind(name, None) is not None:
+        return media_type or "application/octet-stream"
+    kinds = ", ".join(sorted(EXTENSION_KINDS))
+    raise UrlUnsupportedType(
+        f"The address serves {media_type or 'no content type'}, not a supported document ({kinds})."
+    )
+
+
+async def _read_capped(response: httpx.Response, limit: int) -> bytes:
+    declared = response.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(int(declared), limit)
+    received = bytearray()
+    async for chunk in response.aiter_bytes():
+        received += chunk
+        if len(received) > limit:
+            raise _too_large(None, limit)
+    if not received:
+        raise UrlUnsupportedType("The address answered with an empty body.")
+    return bytes(received)
+
+
+def _too_large(size: int | None, limit: int) -> UrlTooLarge:
+    said = f"{size / 1_048_576:.1f} MB" if size is not None else "more than the limit"
+    return UrlTooLarge(
+        f"The document at the address is {said}; the limit is {limit / 1_048_576:.0f} MB.",
+        limit=limit,
+    )

@@ -1,0 +1,154 @@
+"""POST /api/projects/{id}/imports end to end: refused addresses never connect, a document
+is fetched by the worker and becomes searchable, a failed fetch is the document's error."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from litestar.testing import AsyncTestClient
+
+from service.app import create_app
+from service.settings import Settings
+from tests.integration.documents.conftest import Uploader, bearer, make_pdf, new_user
+from tests.integration.imports.web_server import Reply, WebServer
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def site() -> Iterator[WebServer]:
+    server = WebServer(
+        {
+            "/papers/glaciers.pdf": Reply(
+                200,
+                {"Content-Type": "application/pdf"},
+                make_pdf(["Glacier survey: the ice sheet lost mass.", "Appendix on firn density."]),
+            ),
+            "/moved": Reply(302, {"Location": "http://169.254.169.254/latest/meta-data/"}),
+            "/fake.pdf": Reply(200, {"Content-Type": "application/pdf"}, b"<html>login</html>"),
+        }
+    )
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def allowing_local_sites(settings: Settings) -> Settings:
+    fetch = settings.fetch.model_copy(update={"allow_http": True, "allow_private_networks": True})
+    return settings.model_copy(update={"fetch": fetch})
+
+
+@pytest.fixture
+async def local_client(settings: Settings) -> AsyncIterator[Any]:
+    async with AsyncTestClient(app=create_app(allowing_local_sites(settings))) as client:
+        yield client
+
+
+@pytest.fixture
+async def default_client(settings: Settings) -> AsyncIterator[Any]:
+    async with AsyncTestClient(app=create_app(settings)) as client:
+        yield client
+
+
+async def test_an_import_becomes_a_searchable_document_named_after_the_address(
+    local_client: Any, db_url: str, site: WebServer
+) -> None:
+    alice = await new_user(db_url, "alice")
+    answer = await local_client.post(
+        f"/api/projects/{alice.project.id}/imports",
+        json={"url": f"{site.url}/papers/glaciers.pdf"},
+        headers=bearer(alice.token),
+    )
+    assert answer.status_code == 202, answer.text
+    document = answer.json()
+    assert document["status"] == "pending"
+    assert document["name"] == "glaciers.pdf"
+    settled = await Uploader(local_client, alice.token).wait_settled(document["id"])
+    assert settled["status"] == "ready", settled
+    assert settled["page_count"] == 2
+    assert settled["content_type"] == "application/pdf"
+    found = await local_client.post(
+        f"/api/projects/{alice.project.id}/search",
+        json={"query": "firn density"},
+        headers=bearer(alice.token),
+    )
+    assert found.json()["results"][0]["pages"] == [2, 2]
+    # The same name again is refused like an upload's, before any fetch.
+    again = await local_client.post(
+        f"/api/projects/{alice.project.id}/imports",
+        json={"url": f"{site.url}/papers/glaciers.pdf"},
+        headers=bearer(alice.token),
+    )
+    assert again.status_code == 409
+    assert again.json()["code"] == "duplicate_document_name"
+    assert [path for path, _ in site.requests] == ["/papers/glaciers.pdf"]
+
+
+@pytest.mark.parametrize(
+    "path", ["/papers/glaciers.pdf", "/moved"], ids=["loopback", "loopback-redirect"]
+)
+async def test_on_the_defaults_a_local_address_is_refused_without_a_connection(
+    default_client: Any, db_url: str, site: WebServer, path: str
+) -> None:
+    alice = await new_user(db_url, "alice")
+    for url in (f"{site.url}{path}", f"https://127.0.0.1:{site.port}{path}"):
+        answer = await default_client.post(
+            f"/api/projects/{alice.project.id}/imports",
+            json={"url": url},
+            headers=bearer(alice.token),
+        )
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["code"] == "url_not_allowed"
+    assert site.connections == 0
+    listed = await default_client.get(
+        f"/api/projects/{alice.project.id}/documents", headers=bearer(alice.token)
+    )
+    assert listed.json()["documents"] == []
+
+
+async def test_a_redirect_to_metadata_leaves_the_document_failed_with_the_reason(
+    local_client: Any, db_url: str, site: WebServer
+) -> None:
+    alice = await new_user(db_url, "alice")
+    answer = await local_client.post(
+        f"/api/projects/{alice.project.id}/imports",
+        json={"url": f"{site.url}/moved", "filename": "metadata.html"},
+        headers=bearer(alice.token),
+    )
+    assert answer.status_code == 202, answer.text
+    settled = await Uploader(local_client, alice.token).wait_settled(answer.json()["id"])
+    assert settled["status"] == "error"
+    assert settled["error"]["code"] == "url_not_allowed"
+    assert "169.254.169.254" in settled["error"]["message"]
+
+
+async def test_a_lying_content_type_is_judged_by_the_bytes(
+    local_client: Any, db_url: str, site: WebServer
+) -> None:
+    alice = await new_user(db_url, "alice")
+    answer = await local_client.post(
+        f"/api/projects/{alice.project.id}/imports",
+        json={"url": f"{site.url}/fake.pdf"},
+        headers=bearer(alice.token),
+    )
+    assert answer.status_code == 202, answer.text
+    settled = await Uploader(local_client, alice.token).wait_settled(answer.json()["id"])
+    assert settled["status"] == "error"
+    assert settled["searchable"] is False
+
+
+async def test_another_users_project_cannot_be_imported_into(
+    local_client: Any, db_url: str, site: WebServer
+) -> None:
+    alice = await new_user(db_url, "alice")
+    bob = await new_user(db_url, "bob")
+    answer = await local_client.post(
+        f"/api/projects/{alice.project.id}/imports",
+        json={"url": f"{site.url}/papers/glaciers.pdf"},
+        headers=bearer(bob.token),
+    )
+    assert answer.status_code == 404
+    assert site.connections == 0

@@ -1,0 +1,222 @@
+"""The URL fetcher against real sockets: every address rule, redirects checked hop by hop,
+content types, size and time limits, and the connection going to the address checked."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from service.errors import UrlNotAllowed, UrlTooLarge, UrlUnreachable, UrlUnsupportedType
+from service.services.url_fetch import (
+    FetchPolicy,
+    IPAddress,
+    address_refusal,
+    check_url,
+    fetch,
+)
+from tests.integration.imports.web_server import Reply, WebServer
+
+pytestmark = pytest.mark.anyio
+
+PUBLIC_ONLY = FetchPolicy(
+    allow_http=False,
+    allow_private_networks=False,
+    max_redirects=3,
+    timeout_seconds=5.0,
+    max_bytes=1_000_000,
+)
+"""The defaults: what a hosted service runs with."""
+
+LOCAL_TESTING = PUBLIC_ONLY._replace(allow_http=True, allow_private_networks=True)
+"""What a self-hoster (and these tests) can allow: plain HTTP to their own machines."""
+
+MARKDOWN = Reply(200, {"Content-Type": "text/markdown; charset=utf-8"}, b"# Notes\n\nGlaciers.\n")
+
+
+@pytest.fixture
+def site() -> Iterator[WebServer]:
+    server = WebServer({"/notes.md": MARKDOWN})
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+ALWAYS_REFUSED = [
+    "169.254.169.254",  # cloud metadata
+    "fe80::1",  # link-local
+    "224.0.0.1",  # multicast
+    "ff02::1",
+    "0.0.0.0",  # unspecified
+    "::",
+    "240.0.0.1",  # reserved
+    "192.0.2.10",  # documentation
+    "198.18.0.1",  # benchmarking
+    "::ffff:169.254.169.254",  # IPv4-mapped, dotted
+    "::ffff:a9fe:a9fe",  # IPv4-mapped, hex: the same address
+    "64:ff9b::a9fe:a9fe",  # NAT64 of the metadata address
+    "2002:a9fe:a9fe::1",  # 6to4 of the metadata address
+    "2001:0:4136:e378:8000:63bf:3fff:fdd2",  # Teredo
+]
+PRIVATE = [
+    "127.0.0.1",
+    "127.8.9.10",
+    "::1",
+    "10.1.2.3",
+    "172.16.0.1",
+    "192.168.1.1",
+    "100.64.0.1",  # CGNAT
+    "fd12:3456::1",  # unique-local
+    "::ffff:127.0.0.1",
+    "::ffff:7f00:1",
+    "64:ff9b::a00:1",  # NAT64 of 10.0.0.1
+]
+PUBLIC = ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c", "::ffff:93.184.215.14"]
+
+
+@pytest.mark.parametrize("address", ALWAYS_REFUSED)
+def test_link_local_multicast_and_reserved_addresses_are_refused_even_when_private_is_allowed(
+    address: str,
+) -> None:
+    ip = ipaddress.ip_address(address)
+    assert address_refusal(ip, allow_private=False) is not None
+    assert address_refusal(ip, allow_private=True) is not None
+
+
+@pytest.mark.parametrize("address", PRIVATE)
+def test_loopback_private_and_cgnat_addresses_need_the_setting(address: str) -> None:
+    ip = ipaddress.ip_address(address)
+    assert address_refusal(ip, allow_private=False) is not None
+    assert address_refusal(ip, allow_private=True) is None
+
+
+@pytest.mark.parametrize("address", PUBLIC)
+def test_public_addresses_are_allowed(address: str) -> None:
+    assert address_refusal(ipaddress.ip_address(address), allow_private=False) is None
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://example.com/a.pdf",  # https only by default
+        "ftp://example.com/a.pdf",
+        "file:///etc/passwd",
+        "https://user:secret@example.com/a.pdf",
+        "https:///a.pdf",
+        "https://exa mple.com/a.pdf",
+        "https://example.com:99999/a.pdf",
+        "https://169.254.169.254/latest/meta-data/",
+        "https://[::ffff:127.0.0.1]/",
+        "https://[::ffff:7f00:1]/",
+        "https://127.0.0.1/",
+        "https://0x7f.1/",  # an obfuscated 127.0.0.1 does not resolve to anything else
+        "https://" + "a" * 2100 + ".com/",
+    ],
+)
+async def test_refused_addresses_are_refused_before_any_connection(url: str) -> None:
+    def no_resolver(host: str, port: int) -> list[IPAddress]:
+        if host == "0x7f.1":
+            return [ipaddress.ip_address("127.0.0.1")]  # what libc makes of it
+        raise AssertionError(f"resolved {host}: the URL should have been refused before")
+
+    with pytest.raises(UrlNotAllowed):
+        await check_url(url, PUBLIC_ONLY, no_resolver)
+
+
+async def test_a_host_with_any_private_answer_is_refused() -> None:
+    def split_horizon(host: str, port: int) -> list[IPAddress]:
+        return [ipaddress.ip_address("93.184.215.14"), ipaddress.ip_address("10.0.0.5")]
+
+    with pytest.raises(UrlNotAllowed, match=re.escape("10.0.0.5")):
+        await check_url("https://docs.example.com/a.pdf", PUBLIC_ONLY, split_horizon)
+
+
+async def test_an_unknown_host_is_unreachable() -> None:
+    with pytest.raises(UrlUnreachable):
+        await check_url("https://no-such-host.invalid/a.pdf", PUBLIC_ONLY)
+
+
+async def test_a_refused_address_never_gets_a_connection(site: WebServer) -> None:
+    with pytest.raises(UrlNotAllowed):
+        await fetch(f"{site.url}/notes.md", PUBLIC_ONLY._replace(allow_http=True))
+    assert site.connections == 0
+
+
+async def test_the_connection_goes_to_the_address_checked_with_the_host_in_the_header(
+    site: WebServer,
+) -> None:
+    answers = iter(["127.0.0.1", "10.255.255.1"])  # a rebinding DNS: a second answer differs
+
+    def rebinding(host: str, port: int) -> list[IPAddress]:
+        return [ipaddress.ip_address(next(answers))]
+
+    fetched = await fetch(f"http://docs.internal:{site.port}/notes.md", LOCAL_TESTING, rebinding)
+    assert fetched.data == MARKDOWN.body
+    assert fetched.content_type == "text/markdown"
+    assert site.requests == [("/notes.md", f"docs.internal:{site.port}")]
+
+
+async def test_a_redirect_to_cloud_metadata_is_refused_at_that_hop(site: WebServer) -> None:
+    site.routes["/moved"] = Reply(302, {"Location": "http://169.254.169.254/latest/meta-data/"})
+    with pytest.raises(UrlNotAllowed, match=re.escape("169.254.169.254")):
+        await fetch(f"{site.url}/moved", LOCAL_TESTING)
+    assert [path for path, _ in site.requests] == ["/moved"]
+
+
+async def test_redirects_are_followed_by_hand_up_to_the_limit(site: WebServer) -> None:
+    site.routes["/a"] = Reply(301, {"Location": "/b"})
+    site.routes["/b"] = Reply(307, {"Location": f"{site.url}/notes.md"})
+    fetched = await fetch(f"{site.url}/a", LOCAL_TESTING)
+    assert fetched.data == MARKDOWN.body
+    assert fetched.final_url == f"{site.url}/notes.md"
+    site.routes["/loop"] = Reply(302, {"Location": "/loop"})
+    with pytest.raises(UrlUnreachable, match="redirected more than 3 times"):
+        await fetch(f"{site.url}/loop", LOCAL_TESTING)
+    assert sum(path == "/loop" for path, _ in site.requests) == 4
+
+
+@pytest.mark.parametrize(
+    "content_type", ["image/png", "application/x-msdownload", "application/zip", ""]
+)
+async def test_an_unsupported_content_type_is_refused_before_the_body(
+    site: WebServer, content_type: str
+) -> None:
+    headers = {"Content-Type": content_type} if content_type else {}
+    site.routes["/file"] = Reply(200, headers, b"\x89PNG...." * 1000)
+    with pytest.raises(UrlUnsupportedType):
+        await fetch(f"{site.url}/file", LOCAL_TESTING)
+
+
+async def test_a_generic_content_type_is_accepted_with_a_supported_extension(
+    site: WebServer,
+) -> None:
+    site.routes["/paper.pdf"] = Reply(200, {"Content-Type": "application/octet-stream"}, b"%PDF-")
+    assert (await fetch(f"{site.url}/paper.pdf", LOCAL_TESTING)).data == b"%PDF-"
+
+
+async def test_an_over_size_body_is_refused_by_its_length_and_while_streaming(
+    site: WebServer,
+) -> None:
+    big = b"a" * 1_000_001
+    site.routes["/declared.txt"] = Reply(200, {"Content-Type": "text/plain"}, big)
+    site.routes["/streamed.txt"] = Reply(200, {"Content-Type": "text/plain"}, big, stream=True)
+    with pytest.raises(UrlTooLarge):
+        await fetch(f"{site.url}/declared.txt", LOCAL_TESTING)
+    with pytest.raises(UrlTooLarge):
+        await fetch(f"{site.url}/streamed.txt", LOCAL_TESTING)
+
+
+async def test_a_slow_body_hits_the_whole_fetch_deadline(site: WebServer) -> None:
+    site.routes["/slow.txt"] = Reply(
+        200, {"Content-Type": "text/plain"}, b"x" * 100, trickle_seconds=0.05
+    )
+    with pytest.raises(UrlUnreachable, match="within 1 seconds"):
+        await fetch(f"{site.url}/slow.txt", LOCAL_TESTING._replace(timeout_seconds=1.0))
+
+
+async def test_an_error_status_is_not_a_document(site: WebServer) -> None:
+    with pytest.raises(UrlUnreachable, match="HTTP 404"):
+        await fetch(f"{site.url}/missing.pdf", LOCAL_TESTING)
