@@ -20,6 +20,7 @@ import zipfile
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 
+from extract.epub import is_epub
 from extract.errors import CorruptDocumentError, EmptyDocumentError, UnsupportedFormatError
 from extract.types import Kind
 
@@ -28,6 +29,7 @@ EXTENSION_KINDS: Mapping[str, Kind] = {
     ".docx": "docx",
     ".pptx": "pptx",
     ".xlsx": "xlsx",
+    ".epub": "epub",
     ".csv": "csv",
     ".tsv": "csv",
     ".html": "html",
@@ -37,6 +39,8 @@ EXTENSION_KINDS: Mapping[str, Kind] = {
     ".markdown": "markdown",
     ".txt": "text",
     ".text": "text",
+    ".ipynb": "notebook",
+    ".vtt": "webvtt",
 }
 """File extensions an upload may have, and the kind each one declares."""
 
@@ -52,6 +56,9 @@ ALLOWED_CONTENT_TYPES: Mapping[str, Kind] = {
     "text/markdown": "markdown",
     "text/x-markdown": "markdown",
     "text/plain": "text",
+    "application/epub+zip": "epub",
+    "application/x-ipynb+json": "notebook",
+    "text/vtt": "webvtt",
 }
 """Content types an upload may declare, and the kind each one declares."""
 
@@ -60,7 +67,7 @@ GENERIC_CONTENT_TYPES = frozenset(
 )
 """Content types that say nothing about the format (the extension decides)."""
 
-BINARY_KINDS: frozenset[Kind] = frozenset({"pdf", "docx", "pptx", "xlsx"})
+BINARY_KINDS: frozenset[Kind] = frozenset({"pdf", "docx", "pptx", "xlsx", "epub"})
 
 _OFFICE_PARTS: tuple[tuple[str, Kind], ...] = (
     ("word/document.xml", "docx"),
@@ -118,14 +125,16 @@ def _office_kind(data: bytes) -> Kind:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = set(archive.namelist())
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+            if "[Content_Types].xml" in names:
+                for part, kind in _OFFICE_PARTS:
+                    if part in names:
+                        return kind
+            if is_epub(names, archive):
+                return "epub"
+    except (zipfile.BadZipFile, OSError, ValueError, KeyError) as exc:
         raise CorruptDocumentError(f"The file is a damaged ZIP container: {exc}") from exc
-    if "[Content_Types].xml" in names:
-        for part, kind in _OFFICE_PARTS:
-            if part in names:
-                return kind
     raise UnsupportedFormatError(
-        "This file is a ZIP archive, not a Word, PowerPoint or Excel document; "
+        "This file is a ZIP archive, not a Word, PowerPoint, Excel or EPUB document; "
         "upload the documents themselves"
     )
 
@@ -193,4 +202,6 @@ def detect_kind(data: bytes, filename: str, content_type: str | None) -> tuple[K
         )
     if declared is not None:
         return declared, []
+    if data.lstrip(b"\xef\xbb\xbf").startswith(b"WEBVTT"):
+        return "webvtt", []
     return ("html" if html else "text"), []

@@ -6,21 +6,27 @@ import dataclasses
 from collections.abc import Callable
 
 from extract.detect import detect_kind
+from extract.epub import extract_epub
 from extract.errors import (
     CorruptDocumentError,
     DocumentTooLargeError,
     ExtractionError,
 )
 from extract.html import extract_html
+from extract.notebook import extract_notebook
 from extract.office import extract_docx, extract_pptx, extract_xlsx
 from extract.pdf import extract_pdf
 from extract.text import extract_csv, extract_markdown, extract_text
 from extract.types import Extraction, ExtractionLimits, Kind, PageOcr
+from extract.webvtt import extract_webvtt
 
 _BY_KIND: dict[Kind, Callable[[bytes, ExtractionLimits], Extraction]] = {
     "docx": extract_docx,
     "pptx": extract_pptx,
     "xlsx": extract_xlsx,
+    "epub": extract_epub,
+    "notebook": lambda data, _limits: extract_notebook(data),
+    "webvtt": lambda data, _limits: extract_webvtt(data),
     "csv": lambda data, _limits: extract_csv(data),
     "html": lambda data, _limits: extract_html(data),
     "markdown": lambda data, _limits: extract_markdown(data),

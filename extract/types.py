@@ -6,10 +6,14 @@ import bisect
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-Kind = Literal["pdf", "docx", "pptx", "xlsx", "csv", "html", "markdown", "text"]
+Kind = Literal[
+    "pdf", "docx", "pptx", "xlsx", "epub", "csv", "html", "markdown", "text", "notebook", "webvtt"
+]
 """Every document kind extraction accepts."""
 
-KINDS: tuple[Kind, ...] = ("pdf", "docx", "pptx", "xlsx", "csv", "html", "markdown", "text")
+KINDS: tuple[Kind, ...] = (
+    "pdf", "docx", "pptx", "xlsx", "epub", "csv", "html", "markdown", "text", "notebook", "webvtt"
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,9 @@ def _default_content_type(kind: str) -> str:
         "csv": "text/csv",
         "html": "text/html",
         "markdown": "text/markdown",
+        "epub": "application/epub+zip",
+        "notebook": "application/x-ipynb+json",
+        "webvtt": "text/vtt",
     }.get(kind, "text/plain")
 
 
