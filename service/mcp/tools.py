@@ -22,8 +22,7 @@ from service.mcp.caller import Caller, resolve_project
 from service.records import Document, Project
 from service.services import documents as documents_service
 from service.services import mentions as mentions_service
-from service.storage.db import Connection, connection
-from sql import queries
+from service.storage.db import Connection, connection, fetch_one
 
 P = ParamSpec("P")
 
@@ -87,11 +86,7 @@ async def find_document(
         raise DocumentNotFound(f"No document with id {reference!r}.")
     if "\x00" in reference:  # no name holds NUL, and PostgreSQL refuses it as a parameter
         raise DocumentNotFound(f"Project {project.name!r} has no document named {reference!r}.")
-    row = await (
-        await conn.execute(
-            queries["fetch_document_by_name"], {"project_id": project.id, "name": reference}
-        )
-    ).fetchone()
+    row = await fetch_one(conn, "fetch_document_by_name", project_id=project.id, name=reference)
     if row is None:
         raise DocumentNotFound(
             f"Project {project.name!r} has no document named {reference!r}; "

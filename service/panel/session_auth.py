@@ -13,8 +13,7 @@ from service.errors import NotAuthenticated
 from service.panel.errors import CsrfFailed
 from service.panel.session_cookie import CSRF_HEADER, SESSION_COOKIE, SessionClaims, session_signer
 from service.records import Principal
-from service.storage.db import Connection, connection
-from sql import queries
+from service.storage.db import Connection, connection, fetch_one
 
 if TYPE_CHECKING:
     from litestar.connection import ASGIConnection
@@ -52,9 +51,7 @@ async def authenticate_session(
 
 async def principal_for_token_digest(conn: Connection, token_digest: bytes) -> Principal:
     """The principal behind the live token with this digest, or NotAuthenticated."""
-    row = await (
-        await conn.execute(queries["fetch_principal_by_token_hash"], {"token_hash": token_digest})
-    ).fetchone()
+    row = await fetch_one(conn, "fetch_principal_by_token_hash", token_hash=token_digest)
     if row is None:
         raise NotAuthenticated(
             "The API token this session was opened with has been revoked; sign in again."

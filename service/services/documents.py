@@ -12,8 +12,7 @@ import anyio.to_thread
 from service.errors import DocumentNotFound, DocumentNotReady, InvalidPageRange
 from service.records import Document, Principal
 from service.services import projects
-from service.storage.db import Connection
-from sql import queries
+from service.storage.db import Connection, fetch_all, fetch_one
 
 if TYPE_CHECKING:
     from service.runtime import Runtime
@@ -48,20 +47,14 @@ async def list_documents(
     conn: Connection, principal: Principal, project_id: UUID
 ) -> list[Document]:
     await projects.get_project(conn, principal.user_id, project_id)
-    rows = await (
-        await conn.execute(
-            queries["list_documents"], {"project_id": project_id, "user_id": principal.user_id}
-        )
-    ).fetchall()
+    rows = await fetch_all(conn, "list_documents", project_id=project_id, user_id=principal.user_id)
     return [Document.from_row(row) for row in rows]
 
 
 async def get_document(conn: Connection, principal: Principal, document_id: UUID) -> Document:
-    row = await (
-        await conn.execute(
-            queries["fetch_document"], {"document_id": document_id, "user_id": principal.user_id}
-        )
-    ).fetchone()
+    row = await fetch_one(
+        conn, "fetch_document", document_id=document_id, user_id=principal.user_id
+    )
     if row is None:
         raise DocumentNotFound()
     return Document.from_row(row)
@@ -105,12 +98,9 @@ async def read_text(
     document = await get_document(conn, principal, document_id)
     if not document.searchable:
         raise DocumentNotReady(_not_ready_message(document))
-    row = await (
-        await conn.execute(
-            queries["fetch_document_text"],
-            {"document_id": document_id, "user_id": principal.user_id},
-        )
-    ).fetchone()
+    row = await fetch_one(
+        conn, "fetch_document_text", document_id=document_id, user_id=principal.user_id
+    )
     if row is None or row["markdown"] is None:
         raise DocumentNotReady(_not_ready_message(document))
     page_count = document.page_count or 1
@@ -155,11 +145,9 @@ async def delete_document(
     runtime: Runtime, conn: Connection, principal: Principal, document_id: UUID
 ) -> None:
     """Remove the row, then the original. Deleting what is not there (or not yours) is a no-op."""
-    row = await (
-        await conn.execute(
-            queries["delete_document"], {"document_id": document_id, "user_id": principal.user_id}
-        )
-    ).fetchone()
+    row = await fetch_one(
+        conn, "delete_document", document_id=document_id, user_id=principal.user_id
+    )
     if row is None or row["object_key"] is None:
         return
     try:
@@ -177,12 +165,9 @@ async def reextract(
 ) -> Document:
     """Extract a document again from its original (after a fix, or a failure)."""
     await get_document(conn, principal, document_id)
-    row = await (
-        await conn.execute(
-            queries["reset_document_for_extraction"],
-            {"document_id": document_id, "user_id": principal.user_id},
-        )
-    ).fetchone()
+    row = await fetch_one(
+        conn, "reset_document_for_extraction", document_id=document_id, user_id=principal.user_id
+    )
     if row is None:
         raise DocumentNotFound(
             "The original of this document was not kept, so it cannot be re-extracted."

@@ -19,8 +19,7 @@ from service.errors import DuplicateDocumentName, ShortlistError
 from service.records import Document, Project
 from service.services import uploads
 from service.services.extraction import Outcome, extract_and_save
-from service.storage.db import connection, unique_violation_as
-from sql import queries
+from service.storage.db import connection, fetch_one, unique_violation_as
 
 if TYPE_CHECKING:
     from service.runtime import Runtime
@@ -52,18 +51,15 @@ async def ingest_file(
             )
             try:
                 with unique_violation_as(duplicate):
-                    row = await (
-                        await conn.execute(
-                            queries["insert_ingested_document"],
-                            {
-                                "project_id": project.id,
-                                "name": clean_name,
-                                "content_type": content_type,
-                                "size_bytes": len(data),
-                                "object_key": key,
-                            },
-                        )
-                    ).fetchone()
+                    row = await fetch_one(
+                        conn,
+                        "insert_ingested_document",
+                        project_id=project.id,
+                        name=clean_name,
+                        content_type=content_type,
+                        size_bytes=len(data),
+                        object_key=key,
+                    )
             except DuplicateDocumentName:
                 await anyio.to_thread.run_sync(runtime.blobs.delete, key)
                 raise

@@ -7,8 +7,7 @@ from uuid import UUID
 
 from service.errors import EmptyName, InvalidRequest, ProjectExists, ProjectNotFound
 from service.records import Project
-from service.storage.db import Connection, unique_violation_as
-from sql import queries
+from service.storage.db import Connection, fetch_all, fetch_one, unique_violation_as
 
 
 async def create_project(conn: Connection, user_id: UUID, name: str) -> Project:
@@ -20,9 +19,7 @@ async def create_project(conn: Connection, user_id: UUID, name: str) -> Project:
             field="name",
         )
     with unique_violation_as(ProjectExists(f"You already have a project named {name.strip()!r}.")):
-        row = await (
-            await conn.execute(queries["insert_project"], {"user_id": user_id, "name": name})
-        ).fetchone()
+        row = await fetch_one(conn, "insert_project", user_id=user_id, name=name)
     assert row is not None
     return Project.from_row(row)
 
@@ -39,15 +36,13 @@ _BIDI_OVERRIDES = frozenset({"LRE", "RLE", "PDF", "LRO", "RLO", "LRI", "RLI", "F
 
 
 async def list_projects(conn: Connection, user_id: UUID) -> list[Project]:
-    rows = await (await conn.execute(queries["list_projects"], {"user_id": user_id})).fetchall()
+    rows = await fetch_all(conn, "list_projects", user_id=user_id)
     return [Project.from_row(row) for row in rows]
 
 
 async def get_project(conn: Connection, user_id: UUID, project_id: UUID) -> Project:
     """One of the user's projects; another user's project is indistinguishable from none."""
-    row = await (
-        await conn.execute(queries["fetch_project"], {"user_id": user_id, "project_id": project_id})
-    ).fetchone()
+    row = await fetch_one(conn, "fetch_project", user_id=user_id, project_id=project_id)
     if row is None:
         raise ProjectNotFound()
     return Project.from_row(row)
@@ -63,11 +58,7 @@ async def find_project(conn: Connection, user_id: UUID, name_or_id: str) -> Proj
         pass
     if not _is_printable(name_or_id):  # no project is named so (and PostgreSQL refuses NUL)
         raise ProjectNotFound(f"You have no project named {name_or_id!r}.")
-    row = await (
-        await conn.execute(
-            queries["fetch_project_by_name"], {"user_id": user_id, "name": name_or_id}
-        )
-    ).fetchone()
+    row = await fetch_one(conn, "fetch_project_by_name", user_id=user_id, name=name_or_id)
     if row is None:
         raise ProjectNotFound(f"You have no project named {name_or_id!r}.")
     return Project.from_row(row)

@@ -17,6 +17,8 @@ from uuid import UUID
 
 import anyio.to_thread
 import psycopg
+from psycopg import sql as pgsql
+from psycopg.rows import dict_row
 
 from retrieval import ChunkIndex, DocumentRef, SearchResult, SourceDocument
 from retrieval import search as retrieve
@@ -25,8 +27,7 @@ from service.errors import InvalidRequest
 from service.records import Principal
 from service.services import projects
 from service.services.extraction import READY_CHANNEL
-from service.storage.db import Connection, Pool
-from sql import queries
+from service.storage.db import Connection, Pool, fetch_all
 
 if TYPE_CHECKING:
     from service.settings import Settings
@@ -101,15 +102,12 @@ class SearchEngine:
         top_k = top_k or self.settings.search.default_top_k
         if not 1 <= top_k <= limit:
             raise InvalidRequest(f"top_k must be between 1 and {limit}.", field="top_k")
-        rows = await (
-            await conn.execute(
-                queries["list_ready_document_refs"],
-                {
-                    "project_id": project_id,
-                    "document_ids": list(document_ids) if document_ids else None,
-                },
-            )
-        ).fetchall()
+        rows = await fetch_all(
+            conn,
+            "list_ready_document_refs",
+            project_id=project_id,
+            document_ids=list(document_ids) if document_ids else None,
+        )
         refs = [DocumentRef(str(row["id"]), row["name"], row["content_hash"]) for row in rows]
         loaded = await self._load_missing(conn, refs)
         search_settings = self.settings.search
@@ -136,12 +134,9 @@ class SearchEngine:
         missing = self.index.missing(refs)
         if not missing:
             return []
-        rows = await (
-            await conn.execute(
-                queries["fetch_documents_markdown"],
-                {"document_ids": [UUID(ref.id) for ref in missing]},
-            )
-        ).fetchall()
+        rows = await fetch_all(
+            conn, "fetch_documents_markdown", document_ids=[UUID(ref.id) for ref in missing]
+        )
         return [_source(row) for row in rows]
 
     # --- warming -----------------------------------------------------------
@@ -167,11 +162,7 @@ class SearchEngine:
         """Load the most recently extracted documents into the caches."""
         try:
             async with pool.connection() as conn:
-                rows = await (
-                    await conn.execute(
-                        queries["list_recent_ready_documents"], {"limit": WARM_AT_START}
-                    )
-                ).fetchall()
+                rows = await fetch_all(conn, "list_recent_ready_documents", limit=WARM_AT_START)
         except (psycopg.Error, OSError):
             logger.warning("could not read documents to warm the caches at start-up")
             return
@@ -184,21 +175,19 @@ class SearchEngine:
         """
         while True:
             try:
-                async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-                    await conn.execute(f"LISTEN {READY_CHANNEL}")
+                async with await psycopg.AsyncConnection.connect(
+                    url, autocommit=True, row_factory=dict_row
+                ) as conn:
+                    await conn.execute(
+                        pgsql.SQL("LISTEN {}").format(pgsql.Identifier(READY_CHANNEL))
+                    )
                     async for notify in conn.notifies():
                         await self._warm_one(conn, notify.payload)
             except (psycopg.Error, OSError):
                 await asyncio.sleep(2.0)
 
-    async def _warm_one(self, conn: Any, document_id: str) -> None:
-        from psycopg.rows import dict_row
-
-        async with conn.cursor(row_factory=dict_row) as cursor:
-            await cursor.execute(
-                queries["fetch_documents_markdown"], {"document_ids": [UUID(document_id)]}
-            )
-            rows = await cursor.fetchall()
+    async def _warm_one(self, conn: Connection, document_id: str) -> None:
+        rows = await fetch_all(conn, "fetch_documents_markdown", document_ids=[UUID(document_id)])
         self.warm(_source(row) for row in rows)
 
 

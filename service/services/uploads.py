@@ -37,8 +37,7 @@ from service.services import projects
 from service.services.filenames import clean_filename
 from service.storage.blobs import BlobStoreError, MissingUploadParts, MultipartBlobStore
 from service.storage.blobs.multipart import part_size_for
-from service.storage.db import Connection, unique_violation_as
-from sql import queries
+from service.storage.db import Connection, execute, fetch_all, fetch_one, unique_violation_as
 
 if TYPE_CHECKING:
     from service.runtime import Runtime
@@ -58,11 +57,7 @@ def object_key(project_id: UUID, upload_id: UUID) -> str:
 
 
 async def ensure_name_is_free(conn: Connection, project_id: UUID, name: str) -> None:
-    found = await (
-        await conn.execute(
-            queries["fetch_document_by_name"], {"project_id": project_id, "name": name}
-        )
-    ).fetchone()
+    found = await fetch_one(conn, "fetch_document_by_name", project_id=project_id, name=name)
     if found is not None:
         raise DuplicateDocumentName(
             f"A document named {name!r} is already in this project; rename the file or delete the old one."
@@ -154,7 +149,7 @@ async def grant_upload(
         "part_size_bytes": part_size,
     }
     try:
-        row = await (await conn.execute(queries["insert_upload"], values)).fetchone()
+        row = await fetch_one(conn, "insert_upload", **values)
     except Exception:
         # Unrecorded, the grant would never be swept: drop the multipart upload it started.
         if grant.multipart_id is not None and isinstance(store, MultipartBlobStore):
@@ -173,12 +168,13 @@ async def register_document(
     """Turn a finished upload into a pending document and queue its extraction."""
     await projects.get_project(conn, principal.user_id, project_id)
     async with conn.transaction():
-        row = await (
-            await conn.execute(
-                queries["fetch_upload_for_update"],
-                {"upload_id": upload_id, "project_id": project_id, "user_id": principal.user_id},
-            )
-        ).fetchone()
+        row = await fetch_one(
+            conn,
+            "fetch_upload_for_update",
+            upload_id=upload_id,
+            project_id=project_id,
+            user_id=principal.user_id,
+        )
         if row is None:
             raise UploadNotFound()
         upload = Upload.from_row(row)
@@ -201,24 +197,21 @@ async def register_document(
         )
         try:
             with unique_violation_as(duplicate):
-                created = await (
-                    await conn.execute(
-                        queries["insert_document"],
-                        {
-                            "project_id": project_id,
-                            "name": upload.filename,
-                            "content_type": upload.content_type,
-                            "size_bytes": upload.size_bytes,
-                            "object_key": upload.object_key,
-                            "status": "pending",
-                        },
-                    )
-                ).fetchone()
+                created = await fetch_one(
+                    conn,
+                    "insert_document",
+                    project_id=project_id,
+                    name=upload.filename,
+                    content_type=upload.content_type,
+                    size_bytes=upload.size_bytes,
+                    object_key=upload.object_key,
+                    status="pending",
+                )
         except DuplicateDocumentName:
             # The loser of a same-name race keeps nothing behind in the store.
             await anyio.to_thread.run_sync(runtime.blobs.delete, upload.object_key)
             raise
-        await conn.execute(queries["consume_upload"], {"upload_id": upload_id})
+        await execute(conn, "consume_upload", upload_id=upload_id)
     assert created is not None
     document = Document.from_row(created)
     await runtime.jobs.enqueue_extraction(document.id)
@@ -255,15 +248,12 @@ async def sweep_abandoned_uploads(runtime: Runtime, conn: Connection, *, limit: 
     """
     swept = 0
     async with conn.transaction():
-        rows = await (
-            await conn.execute(
-                queries["lock_abandoned_uploads"],
-                {
-                    "after_seconds": runtime.settings.storage.abandoned_upload_after_seconds,
-                    "limit": limit,
-                },
-            )
-        ).fetchall()
+        rows = await fetch_all(
+            conn,
+            "lock_abandoned_uploads",
+            after_seconds=runtime.settings.storage.abandoned_upload_after_seconds,
+            limit=limit,
+        )
         for row in rows:
             upload = Upload.from_row(row)
             try:
@@ -271,7 +261,7 @@ async def sweep_abandoned_uploads(runtime: Runtime, conn: Connection, *, limit: 
             except BlobStoreError as exc:
                 logger.warning("could not sweep abandoned upload %s: %s", upload.id, exc)
                 continue
-            await conn.execute(queries["delete_upload"], {"upload_id": upload.id})
+            await execute(conn, "delete_upload", upload_id=upload.id)
             swept += 1
     return swept
 
