@@ -9,13 +9,13 @@ own message and code, so the model can correct itself and try again.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ParamSpec
 from uuid import UUID
 
 from mcp_types import CallToolResult, TextContent
 
+from extract.page_markers import find_page_markers
 from service.errors import DocumentNotFound, DocumentNotReady, ShortlistError, as_shortlist_error
 from service.mcp import render
 from service.mcp.caller import Caller, resolve_project
@@ -28,8 +28,6 @@ P = ParamSpec("P")
 
 #: Most characters of Markdown one read_document call returns.
 MAX_READ_CHARS = 20_000
-
-_PAGE_MARKER = re.compile(r"^<!-- page (\d+) -->$", re.MULTILINE)
 
 
 def text_result(text: str, structured: dict[str, Any] | None = None) -> CallToolResult:
@@ -241,10 +239,10 @@ def _cut_at_page(text: documents_service.DocumentText) -> tuple[str, int, int | 
     """
     if not text.truncated:
         return text.markdown, text.last_page, None
-    markers = list(_PAGE_MARKER.finditer(text.markdown))
+    markers = find_page_markers(text.markdown)
     if len(markers) >= 2:
         partial = markers[-1]
-        return text.markdown[: partial.start()], int(partial[1]) - 1, int(partial[1])
+        return text.markdown[: partial.start], partial.page - 1, partial.page
     return text.markdown, text.first_page, text.first_page
 
 

@@ -9,6 +9,7 @@ from uuid import UUID
 
 import anyio.to_thread
 
+from extract.page_markers import slice_pages
 from service.errors import DocumentNotFound, DocumentNotReady, InvalidPageRange
 from service.records import Document, Principal
 from service.services import projects
@@ -18,8 +19,6 @@ if TYPE_CHECKING:
     from service.runtime import Runtime
 
 logger = logging.getLogger(__name__)
-
-PAGE_MARKER = re.compile(r"^<!-- page (\d+) -->$", re.MULTILINE)
 
 #: What a person can do about each reason a document is not searchable.
 HINTS = {
@@ -72,18 +71,6 @@ def parse_pages(text: str | None) -> tuple[int, int] | None:
     if first < 1 or last < first:
         raise InvalidPageRange(f"The page range {text!r} is empty or starts before page 1.")
     return first, last
-
-
-def slice_pages(markdown: str, first: int, last: int) -> str:
-    """The part of page-marked Markdown from page ``first`` through ``last``."""
-    starts = {int(m[1]): m.start() for m in PAGE_MARKER.finditer(markdown)}
-    if not starts:
-        return markdown if first == 1 else ""
-    begin = starts.get(first)
-    if begin is None:
-        return ""
-    after = [offset for page, offset in starts.items() if page > last]
-    return markdown[begin : min(after) if after else len(markdown)]
 
 
 async def read_text(
