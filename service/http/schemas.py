@@ -9,6 +9,7 @@ from uuid import UUID
 import msgspec
 
 from retrieval import SearchResult
+from retrieval.rerankers import RerankerKind
 from service.records import Document as DocumentRecord
 from service.records import Project as ProjectRecord
 from service.services.documents import HINTS
@@ -27,7 +28,7 @@ class Check(Struct):
 
 class RerankerCheck(Struct):
     ok: bool
-    kind: Literal["cohere", "local", "none"]
+    kind: RerankerKind
     detail: str
 
 

@@ -22,7 +22,13 @@ from psycopg.rows import dict_row
 
 from retrieval import ChunkIndex, DocumentRef, SearchResult, SourceDocument
 from retrieval import search as retrieve
-from retrieval.rerankers import Reranker, make_reranker
+from retrieval.rerankers import (
+    ClosableReranker,
+    LoadableReranker,
+    Reranker,
+    WarmableReranker,
+    make_reranker,
+)
 from service.errors import InvalidRequest
 from service.records import Principal
 from service.services import projects
@@ -42,10 +48,9 @@ WARM_AT_START = 2000
 def build_reranker(settings: Settings) -> Reranker:
     kind = settings.reranker_kind
     if kind == "cohere":
-        assert settings.cohere_api_key is not None, "reranker 'cohere' needs COHERE_API_KEY"
         return make_reranker(
             "cohere",
-            api_key=settings.cohere_api_key.get_secret_value(),
+            api_key=settings.require_cohere_api_key(),
             model=settings.search.cohere_model,
             base_url=settings.search.cohere_base_url,
             timeout=settings.search.rerank_timeout,
@@ -72,17 +77,14 @@ class SearchEngine:
 
     def close(self) -> None:
         self._warmer.shutdown(wait=False, cancel_futures=True)
-        close_reranker = getattr(self.reranker, "close", None)  # Cohere's HTTP connections
-        if close_reranker is not None:
-            close_reranker()
+        if isinstance(self.reranker, ClosableReranker):  # Cohere's HTTP connections
+            self.reranker.close()
 
     def reranker_status(self) -> tuple[bool, str]:
         """(ready, detail) for the health check; the local model is loaded here if needed."""
-        load = getattr(self.reranker, "load", None)
-        if load is not None and load() is None:
-            reason = (
-                getattr(self.reranker, "load_error", None) or "the local model could not be loaded"
-            )
+        reranker = self.reranker
+        if isinstance(reranker, LoadableReranker) and reranker.load() is None:
+            reason = reranker.load_error or "the local model could not be loaded"
             return False, f"{reason}; results come back in BM25 order"
         return True, self.reranker.name
 
@@ -150,11 +152,13 @@ class SearchEngine:
     def _warm_now(self, documents: list[SourceDocument]) -> None:
         try:
             self.index.add(documents)
-            warm = getattr(self.reranker, "warm", None)
-            if warm is None:
+            reranker = self.reranker
+            if not isinstance(reranker, WarmableReranker):
                 return
             for document in documents:
-                warm((chunk.key, chunk.passage) for chunk in self.index.chunks(document.ref))
+                reranker.warm(
+                    (chunk.key, chunk.passage) for chunk in self.index.chunks(document.ref)
+                )
         except Exception:
             logger.exception("warming the search caches failed")
 
