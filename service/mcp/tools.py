@@ -164,20 +164,14 @@ async def list_documents(caller: Caller, project: str | None = None) -> CallTool
 
 
 def document_entry(document: Document) -> dict[str, Any]:
-    error = None
-    if document.status == "error":
-        error = {
-            "code": document.error_code,
-            "message": document.error_message,
-            "hint": documents_service.HINTS.get(document.error_code or ""),
-        }
+    failure = documents_service.failure_of(document)
     return {
         "id": str(document.id),
         "name": document.name,
         "status": document.status,
         "searchable": document.searchable,
         "page_count": document.page_count,
-        "error": error,
+        "error": None if failure is None else failure._asdict(),
     }
 
 

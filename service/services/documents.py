@@ -9,6 +9,7 @@ from uuid import UUID
 
 import anyio.to_thread
 
+from extract.detect import SUPPORTED_FORMATS
 from extract.page_markers import slice_pages
 from service.errors import DocumentNotFound, DocumentNotReady, InvalidPageRange
 from service.records import Document, Principal
@@ -26,12 +27,32 @@ HINTS = {
     "encrypted_document": "Password-protected: remove the password and upload it again.",
     "corrupt_document": "The file is damaged: re-export or re-download it, then upload it again.",
     "empty_document": "No text was found in the file.",
-    "unsupported_format": "Upload PDF, Word, PowerPoint, Excel, CSV, HTML, Markdown or text.",
+    "unsupported_format": f"Upload {SUPPORTED_FORMATS}.",
     "document_too_large": "Split the document into smaller files and upload them separately.",
     "extraction_timeout": "Extraction took too long: split the document, or re-extract to try again.",
     "extraction_stalled": "Extraction did not finish: re-extract the document to try again.",
     "original_missing": "The original file is gone from storage: delete the document and upload it again.",
 }
+
+
+#: The code of a failed document that recorded none (a job that kept failing).
+DEFAULT_ERROR_CODE = "extraction_failed"
+
+
+class DocumentFailure(NamedTuple):
+    """Why a document cannot be searched: a stable code, the message, what to do."""
+
+    code: str
+    message: str
+    hint: str | None
+
+
+def failure_of(document: Document) -> DocumentFailure | None:
+    """The failure every door shows for a document in ``error``; None for any other status."""
+    if document.status != "error":
+        return None
+    code = document.error_code or DEFAULT_ERROR_CODE
+    return DocumentFailure(code, document.error_message or "", HINTS.get(code))
 
 
 class DocumentText(NamedTuple):

@@ -2,37 +2,26 @@
 
 from __future__ import annotations
 
-import unicodedata
 from uuid import UUID
 
 from service.errors import EmptyName, InvalidRequest, ProjectExists, ProjectNotFound
 from service.records import Project
+from service.services.filenames import unsafe_characters
 from service.storage.db import Connection, fetch_all, fetch_one, unique_violation_as
+
+#: The project ``shortlist user create`` makes, and the one meant when a user has several.
+DEFAULT_PROJECT_NAME = "default"
 
 
 async def create_project(conn: Connection, user_id: UUID, name: str) -> Project:
     if not name.strip():
         raise EmptyName("A project name may not be empty.")
-    if not _is_printable(name):
-        raise InvalidRequest(
-            "A project name may not contain control or bidirectional override characters.",
-            field="name",
-        )
+    if problem := unsafe_characters(name):
+        raise InvalidRequest(f"A project name may not contain {problem}.", field="name")
     with unique_violation_as(ProjectExists(f"You already have a project named {name.strip()!r}.")):
         row = await fetch_one(conn, "insert_project", user_id=user_id, name=name)
     assert row is not None
     return Project.from_row(row)
-
-
-def _is_printable(name: str) -> bool:
-    """No control characters (NUL, newlines…) nor bidi overrides that make a name read otherwise."""
-    return not any(
-        unicodedata.category(ch) == "Cc" or unicodedata.bidirectional(ch) in _BIDI_OVERRIDES
-        for ch in name
-    )
-
-
-_BIDI_OVERRIDES = frozenset({"LRE", "RLE", "PDF", "LRO", "RLO", "LRI", "RLI", "FSI", "PDI"})
 
 
 async def list_projects(conn: Connection, user_id: UUID) -> list[Project]:
@@ -56,7 +45,7 @@ async def find_project(conn: Connection, user_id: UUID, name_or_id: str) -> Proj
         pass
     except ProjectNotFound:
         pass
-    if not _is_printable(name_or_id):  # no project is named so (and PostgreSQL refuses NUL)
+    if unsafe_characters(name_or_id):  # no project is named so (and PostgreSQL refuses NUL)
         raise ProjectNotFound(f"You have no project named {name_or_id!r}.")
     row = await fetch_one(conn, "fetch_project_by_name", user_id=user_id, name=name_or_id)
     if row is None:

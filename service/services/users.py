@@ -10,8 +10,6 @@ from service.records import ApiToken, Principal, Project, User
 from service.services import projects, tokens
 from service.storage.db import Connection, fetch_all, fetch_one, unique_violation_as
 
-DEFAULT_PROJECT_NAME = "default"
-
 
 class NewUser(NamedTuple):
     user: User
@@ -29,7 +27,7 @@ async def create_user(conn: Connection, name: str) -> NewUser:
         assert row is not None
         user = User.from_row(row)
         token, _ = await create_token(conn, user.id, label="created with the user")
-        project = await projects.create_project(conn, user.id, DEFAULT_PROJECT_NAME)
+        project = await projects.create_project(conn, user.id, projects.DEFAULT_PROJECT_NAME)
     return NewUser(user, token, project)
 
 
@@ -78,8 +76,18 @@ async def authenticate(conn: Connection, presented: str) -> Principal:
     """The principal behind a live token, or NotAuthenticated."""
     if not tokens.looks_like_token(presented):
         raise NotAuthenticated("That is not a Shortlist API token.")
-    presented_digest = tokens.digest(presented)
-    row = await fetch_one(conn, "fetch_principal_by_token_hash", token_hash=presented_digest)
-    if row is None or not tokens.digests_match(bytes(row["token_hash"]), presented_digest):
-        raise NotAuthenticated("The API token is unknown or has been revoked.")
+    return await authenticate_digest(conn, tokens.digest(presented))
+
+
+async def authenticate_digest(
+    conn: Connection,
+    token_digest: bytes,
+    *,
+    refusal: str = "The API token is unknown or has been revoked.",
+) -> Principal:
+    """The principal behind the live token with this digest (what a panel session
+    keeps), or NotAuthenticated with ``refusal``."""
+    row = await fetch_one(conn, "fetch_principal_by_token_hash", token_hash=token_digest)
+    if row is None or not tokens.digests_match(bytes(row["token_hash"]), token_digest):
+        raise NotAuthenticated(refusal)
     return Principal.from_row(row)
