@@ -62,6 +62,36 @@ ALLOWED_CONTENT_TYPES: Mapping[str, Kind] = {
 }
 """Content types an upload may declare, and the kind each one declares."""
 
+FORMAT_NAMES: Mapping[Kind, str] = {
+    "pdf": "PDF",
+    "docx": "Word",
+    "pptx": "PowerPoint",
+    "xlsx": "Excel",
+    "epub": "EPUB",
+    "csv": "CSV",
+    "html": "HTML",
+    "markdown": "Markdown",
+    "text": "text",
+    "notebook": "Jupyter notebooks",
+    "webvtt": "WebVTT transcripts",
+}
+"""What each kind is called when a person is told what may be uploaded, in that order."""
+
+
+def _spoken_list(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+SUPPORTED_FORMATS = _spoken_list(list(FORMAT_NAMES.values()))
+"""The kinds an upload may be, for people: ``"PDF, Word, …, Markdown or text"``."""
+
+DEFAULT_CONTENT_TYPES: Mapping[Kind, str] = {
+    kind: next(declared for declared, its in ALLOWED_CONTENT_TYPES.items() if its == kind)
+    for kind in dict.fromkeys(ALLOWED_CONTENT_TYPES.values())
+}
+"""The content type a file of each kind is stored with when its upload declared none
+(the first one :data:`ALLOWED_CONTENT_TYPES` lists for the kind)."""
+
 GENERIC_CONTENT_TYPES = frozenset(
     {"", "application/octet-stream", "binary/octet-stream", "application/x-download"}
 )

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from extract.errors import EmptyDocumentError
+from extract.page_markers import neutralise_page_markers, page_marker
 from extract.types import Extraction, Kind
-
-_PAGE_MARKER_LINE = re.compile(r"^<!-- page (\d+) -->$", re.MULTILINE)
-
-
-def page_marker(page_number: int) -> str:
-    """The marker line that opens page ``page_number`` (1-based)."""
-    return f"<!-- page {page_number} -->"
 
 
 def escape_cell(value: object) -> str:
@@ -40,13 +33,11 @@ def markdown_table(rows: Iterable[Sequence[object]]) -> str:
     return "\n".join(lines)
 
 
-def _defuse_markers(body: str) -> str:
-    # A document that itself contains marker lines must not fake page breaks.
-    return _PAGE_MARKER_LINE.sub(r"<!-- (page \1) -->", body)
-
-
 def assemble_pages(bodies: Sequence[str], kind: Kind, warnings: Iterable[str] = ()) -> Extraction:
     """Join per-page Markdown bodies behind page markers.
+
+    Marker look-alikes inside a body are neutralised first: a document that
+    itself contains marker lines must not fake page breaks.
 
     Raises:
         EmptyDocumentError: when no page has any non-whitespace text.
@@ -58,7 +49,7 @@ def assemble_pages(bodies: Sequence[str], kind: Kind, warnings: Iterable[str] = 
     position = 0
     for number, body in enumerate(bodies, start=1):
         offsets.append(position)
-        text = f"{page_marker(number)}\n\n{_defuse_markers(body.strip())}\n\n"
+        text = f"{page_marker(number)}\n\n{neutralise_page_markers(body.strip())}\n\n"
         parts.append(text)
         position += len(text)
     return Extraction(

@@ -1,7 +1,8 @@
 """Split page-marked Markdown into passages along its structure.
 
-The extractor starts every page with a line ``<!-- page N -->``. Those lines
-are not chunk text; they only tell which pages a chunk touches.
+The extractor starts every page with a line ``<!-- page N -->``
+(:mod:`extract.page_markers` owns the format). Those lines are not chunk text;
+they only tell which pages a chunk touches.
 
 Blocks (paragraphs and lists, tables, fenced code) are packed into chunks of
 about ``chunk_size`` characters. A heading starts a new chunk (a run of
@@ -32,14 +33,14 @@ import re
 from bisect import bisect_left, bisect_right
 from typing import NamedTuple
 
+from extract.page_markers import PageMarker, find_page_markers, is_page_marker
 from retrieval.types import Chunk, passage_text
 
-CHUNKER_VERSION = 2
+CHUNKER_VERSION = 3
 DEFAULT_CHUNK_SIZE = 1200
 CODE_BLOCK_FACTOR = 4
 """A fenced code block up to this many times ``chunk_size`` is never split."""
 
-PAGE_MARKER_RE = re.compile(r"[ \t]*<!--[ \t]*page[ \t]+(\d+)[ \t]*-->[ \t]*")
 _HEADING_RE = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*")
 _FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _TABLE_ROW_RE = re.compile(r"[ \t]{0,3}\|")
@@ -48,14 +49,6 @@ _LIST_ITEM_RE = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\S")
 _SENTENCE_BREAK_RE = re.compile(r"([.!?。！？][\"'’”)\]」』）]*)(\s*)")
 """A sentence end and the space after it; ``.!?`` end a sentence only before a space."""
 _WORD_RE = re.compile(r"\S+")
-
-
-class PageMarker(NamedTuple):
-    start: int
-    """Offset of the marker line."""
-    end: int
-    """Offset just past the marker line and its line break."""
-    page: int
 
 
 class _Block(NamedTuple):
@@ -78,19 +71,6 @@ class _Piece(NamedTuple):
     """Text placed before the span (a continued table's header); forces a new chunk."""
     solo: bool = False
     """An oversized code block: a chunk of its own."""
-
-
-def find_page_markers(markdown: str) -> list[PageMarker]:
-    """Every ``<!-- page N -->`` line, in document order."""
-    markers: list[PageMarker] = []
-    position = 0
-    for line in markdown.splitlines(keepends=True):
-        if "<!--" in line:
-            match = PAGE_MARKER_RE.fullmatch(line.rstrip("\r\n"))
-            if match:
-                markers.append(PageMarker(position, position + len(line), int(match.group(1))))
-        position += len(line)
-    return markers
 
 
 def chunk_markdown(
@@ -170,7 +150,7 @@ def _parse_blocks(markdown: str) -> list[_Block]:
         end = start + len(content)
         index += 1
         stripped = content.lstrip()
-        if not stripped or (stripped.startswith("<!--") and PAGE_MARKER_RE.fullmatch(content)):
+        if not stripped or is_page_marker(content):
             flush()
             continue
         first = stripped[0]
@@ -295,7 +275,7 @@ def _split_code(markdown: str, block: _Block, chunk_size: int) -> list[_Piece]:
     for line in markdown[block.start : block.end].splitlines(keepends=True):
         line_start, line_end = _trim(markdown, position, position + len(line))
         position += len(line)
-        if line_start >= line_end or PAGE_MARKER_RE.fullmatch(markdown, line_start, line_end):
+        if line_start >= line_end or is_page_marker(markdown[line_start:line_end]):
             continue
         if line_end - line_start <= chunk_size:
             pieces.append(_Piece(line_start, line_end))

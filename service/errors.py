@@ -164,7 +164,7 @@ class FileTooLarge(UploadRefused):
 
 
 class UnsupportedFileType(UploadRefused):
-    """That kind of file cannot be searched: upload PDF, Word, PowerPoint, Excel, CSV, HTML, Markdown or text."""
+    """That kind of file cannot be searched; the message names the kinds that can."""
 
     status = 415
     code = "unsupported_file_type"

@@ -31,8 +31,7 @@ import procrastinate
 from procrastinate.exceptions import AlreadyEnqueued
 
 from service.services import extraction, uploads
-from service.storage.db import RECONNECT_WINDOW_SECONDS, connection
-from sql import queries
+from service.storage.db import RECONNECT_WINDOW_SECONDS, connection, fetch_all
 
 if TYPE_CHECKING:
     from procrastinate.job_context import JobContext
@@ -158,21 +157,15 @@ class Jobs:
             logger.warning("retrying job %s of a worker that stopped", job.id)
             await manager.retry_job(job)
         async with connection(runtime.pool) as conn:
-            orphans = await (
-                await conn.execute(
-                    queries["list_unqueued_pending_documents"],
-                    {"grace_seconds": REQUEUE_GRACE_SECONDS},
-                )
-            ).fetchall()
+            orphans = await fetch_all(
+                conn, "list_unqueued_pending_documents", grace_seconds=REQUEUE_GRACE_SECONDS
+            )
             for row in orphans:
                 logger.warning("queueing lost extraction of document %s again", row["id"])
                 await self.enqueue_extraction(row["id"])
-            failed = await (
-                await conn.execute(
-                    queries["fail_stale_documents"],
-                    {"seconds": self.settings.jobs.stale_after_seconds},
-                )
-            ).fetchall()
+            failed = await fetch_all(
+                conn, "fail_stale_documents", seconds=self.settings.jobs.stale_after_seconds
+            )
             for row in failed:
                 logger.error("document %s was stuck in extraction and is marked failed", row["id"])
             swept = await uploads.sweep_abandoned_uploads(runtime, conn)

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import platformdirs
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from retrieval.rerankers import RerankerKind
 
 MB = 1024 * 1024
 
@@ -138,7 +140,7 @@ class SearchSettings(BaseModel):
     """Most results one request may ask for."""
     cache_max_mb: int = Field(default=512, ge=16)
     """Memory bound of the in-process cache of chunked documents."""
-    reranker: Literal["auto", "cohere", "local", "none"] = "auto"
+    reranker: Literal["auto", RerankerKind] = "auto"
     """`auto` uses cohere when COHERE_API_KEY is set, else the local model."""
     rerank_timeout: float = Field(default=10.0, gt=0)
     """Seconds the reranker may take before results fall back to BM25 order."""
@@ -238,11 +240,30 @@ class Settings(BaseSettings):
         return self.storage.backend
 
     @property
-    def reranker_kind(self) -> Literal["cohere", "local", "none"]:
+    def reranker_kind(self) -> RerankerKind:
         """The reranker in use after resolving `auto`."""
         if self.search.reranker == "auto":
-            return "cohere" if self.cohere_api_key else "local"
+            return "cohere" if self._cohere_key() else "local"
         return self.search.reranker
+
+    def _cohere_key(self) -> str:
+        return self.cohere_api_key.get_secret_value().strip() if self.cohere_api_key else ""
+
+    def require_cohere_api_key(self) -> str:
+        """The Cohere key; a ValueError saying what to set when there is none."""
+        key = self._cohere_key()
+        if not key:
+            raise ValueError(
+                "The 'cohere' reranker (SHORTLIST_SEARCH__RERANKER=cohere) needs COHERE_API_KEY: "
+                "set it, or choose the reranker 'auto', 'local' or 'none'."
+            )
+        return key
+
+    @model_validator(mode="after")
+    def _reranker_has_what_it_needs(self) -> Self:
+        if self.reranker_kind == "cohere":
+            self.require_cohere_api_key()
+        return self
 
     def masked(self) -> dict[str, Any]:
         """The effective settings as plain data, secrets shown as ``********``."""

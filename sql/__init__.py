@@ -19,7 +19,7 @@ import re
 from importlib import resources
 from typing import LiteralString, NamedTuple
 
-__all__ = ["Migration", "migrations", "queries", "schema"]
+__all__ = ["Migration", "load_migrations", "migrations", "parse_queries", "queries", "schema"]
 
 _QUERY_HEADER = re.compile(r"^-- ([a-z][a-z0-9_]*) --$", re.MULTILINE)
 _MIGRATION_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")

@@ -174,6 +174,10 @@ UPDATE documents SET status = 'ready', markdown = %(markdown)s, content_hash = %
 WHERE id = %(document_id)s AND status = 'processing'
 RETURNING id, project_id, content_hash;
 
+-- notify_document_ready --
+-- Announce on a channel that a document's extraction was saved (payload: its id)
+SELECT pg_notify(%(channel)s, %(document_id)s);
+
 -- store_extraction_error --
 -- Save why a document cannot be searched
 UPDATE documents SET status = 'error', error_code = %(error_code)s, error_message = %(error_message)s,

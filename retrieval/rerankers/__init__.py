@@ -2,34 +2,102 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Literal, TypedDict, cast, overload
 
-from retrieval.rerankers.base import Reranker
+from retrieval.rerankers.base import (
+    RERANKER_KINDS,
+    ClosableReranker,
+    LoadableReranker,
+    Reranker,
+    RerankerKind,
+    WarmableReranker,
+)
 
-__all__ = ["RERANKER_KINDS", "Reranker", "make_reranker"]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Unpack
 
-RERANKER_KINDS = ("cohere", "local", "none")
-"""What :func:`make_reranker` accepts."""
+__all__ = [
+    "RERANKER_KINDS",
+    "ClosableReranker",
+    "CohereOptions",
+    "LoadableReranker",
+    "LocalOptions",
+    "Reranker",
+    "RerankerKind",
+    "WarmableReranker",
+    "make_reranker",
+]
 
 
-def make_reranker(kind: str, **settings: Any) -> Reranker:
-    """Build the reranker called ``kind``, passing ``settings`` to its constructor.
+class CohereOptions(TypedDict, total=False):
+    """Keyword options of :class:`~retrieval.rerankers.cohere.CohereReranker` besides its key."""
+
+    model: str
+    base_url: str
+    timeout: float
+    max_retries: int
+    max_tokens_per_doc: int
+    backoff_initial: float
+    backoff_max: float
+    failure_threshold: int
+    cooldown: float
+    max_concurrent_calls: int
+    clock: Callable[[], float]
+
+
+class LocalOptions(TypedDict, total=False):
+    """Keyword options of :class:`~retrieval.rerankers.local.LocalReranker`."""
+
+    model_path: Path | None
+    tokenizer_path: Path | None
+    bm25_weight: float
+    max_tokens: int
+    batch_size: int
+    intra_op_num_threads: int | None
+    cache_max_entries: int
+    cache_max_bytes: int
+
+
+class _AnyOptions(CohereOptions, LocalOptions, total=False):
+    pass
+
+
+@overload
+def make_reranker(
+    kind: Literal["cohere"], *, api_key: str, **options: Unpack[CohereOptions]
+) -> Reranker: ...
+@overload
+def make_reranker(kind: Literal["local"], **options: Unpack[LocalOptions]) -> Reranker: ...
+@overload
+def make_reranker(kind: Literal["none"]) -> Reranker: ...
+def make_reranker(
+    kind: RerankerKind, *, api_key: str | None = None, **options: Unpack[_AnyOptions]
+) -> Reranker:
+    """Build the reranker called ``kind`` with its options.
 
     ``"cohere"`` needs ``api_key=``; ``"local"`` and ``"none"`` need nothing.
     Each module is imported only when chosen (onnxruntime and the Cohere SDK are heavy).
+    Raises ValueError for an unknown kind (listing the choices) or options the kind
+    does not take.
     """
     if kind == "cohere":
         from retrieval.rerankers.cohere import CohereReranker
 
-        return CohereReranker(**settings)
+        if not api_key:
+            raise ValueError("the 'cohere' reranker needs api_key")
+        return CohereReranker(api_key, **cast("CohereOptions", options))
+    if api_key is not None:
+        raise ValueError(f"the {kind!r} reranker takes no api_key")
     if kind == "local":
         from retrieval.rerankers.local import LocalReranker
 
-        return LocalReranker(**settings)
+        return LocalReranker(**cast("LocalOptions", options))
     if kind == "none":
         from retrieval.rerankers.none import NoReranker
 
-        if settings:
-            raise ValueError(f"the 'none' reranker takes no settings, got {sorted(settings)}")
+        if options:
+            raise ValueError(f"the 'none' reranker takes no settings, got {sorted(options)}")
         return NoReranker()
     raise ValueError(f"unknown reranker {kind!r}; choose one of: {', '.join(RERANKER_KINDS)}")

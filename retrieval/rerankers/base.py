@@ -1,11 +1,21 @@
-"""The one protocol every reranker implements."""
+"""The protocol every reranker implements, the kinds there are, and optional abilities.
+
+A reranker that can do more than rerank says so by having the method: the
+service asks with ``isinstance(reranker, WarmableReranker)`` (and so on), never
+by probing attributes, the way blob stores declare ``MultipartBlobStore``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Iterable, Sequence
+from typing import Literal, Protocol, get_args, runtime_checkable
 
 from retrieval.types import Candidate, RerankResult
+
+RerankerKind = Literal["cohere", "local", "none"]
+"""The rerankers :func:`~retrieval.rerankers.make_reranker` builds."""
+
+RERANKER_KINDS: tuple[RerankerKind, ...] = get_args(RerankerKind)
 
 
 class Reranker(Protocol):
@@ -22,3 +32,33 @@ class Reranker(Protocol):
     def rerank(
         self, query: str, candidates: Sequence[Candidate], *, deadline: float
     ) -> RerankResult: ...
+
+
+@runtime_checkable
+class WarmableReranker(Reranker, Protocol):
+    """A reranker that can prepare passages ahead of queries (the local model's vectors)."""
+
+    def warm(self, passages: Iterable[tuple[str, str]]) -> int:
+        """Prepare the ``(key, text)`` passages; return how many needed work."""
+        ...
+
+
+@runtime_checkable
+class LoadableReranker(Reranker, Protocol):
+    """A reranker with a model to load, that can say why loading failed."""
+
+    def load(self) -> object | None:
+        """Load the model once; ``None`` when it cannot be loaded."""
+        ...
+
+    @property
+    def load_error(self) -> str | None:
+        """Why the model could not be loaded, once a load has failed; else ``None``."""
+        ...
+
+
+@runtime_checkable
+class ClosableReranker(Reranker, Protocol):
+    """A reranker holding resources (threads, HTTP connections) to release."""
+
+    def close(self) -> None: ...

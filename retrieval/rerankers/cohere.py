@@ -21,7 +21,7 @@ import math
 import random
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import cohere
@@ -68,6 +68,7 @@ class CohereReranker:
         failure_threshold: int = 5,
         cooldown: float = 30.0,
         max_concurrent_calls: int = 8,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """
         Args:
@@ -78,6 +79,7 @@ class CohereReranker:
             failure_threshold: Consecutive failed queries that open the circuit.
             cooldown: Seconds the open circuit skips calls before letting one through.
             max_concurrent_calls: Worker threads for in-flight HTTP calls.
+            clock: The circuit breaker's clock, in seconds (tests pass a fake one).
         """
         if timeout <= 0:
             raise ValueError("timeout must be positive")
@@ -90,7 +92,9 @@ class CohereReranker:
         self.max_tokens_per_doc = max_tokens_per_doc
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
-        self.breaker = CircuitBreaker(failure_threshold=failure_threshold, cooldown=cooldown)
+        self.breaker = CircuitBreaker(
+            failure_threshold=failure_threshold, cooldown=cooldown, clock=clock
+        )
         self._http = httpx.Client(timeout=timeout)
         self._client = cohere.ClientV2(
             api_key=api_key,

@@ -424,7 +424,11 @@ optional_user_option = click.option(
     help="Act as this user (default: SHORTLIST_TOKEN's user, or the only user).",
 )
 project_option = click.option(
-    "--project", "project_name", default="default", show_default=True, help="Project name or id."
+    "--project",
+    "project_name",
+    default=projects.DEFAULT_PROJECT_NAME,
+    show_default=True,
+    help="Project name or id.",
 )
 
 

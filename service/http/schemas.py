@@ -9,9 +9,10 @@ from uuid import UUID
 import msgspec
 
 from retrieval import SearchResult
+from retrieval.rerankers import RerankerKind
 from service.records import Document as DocumentRecord
 from service.records import Project as ProjectRecord
-from service.services.documents import HINTS
+from service.services.documents import failure_of
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 
@@ -27,7 +28,7 @@ class Check(Struct):
 
 class RerankerCheck(Struct):
     ok: bool
-    kind: Literal["cohere", "local", "none"]
+    kind: RerankerKind
     detail: str
 
 
@@ -136,12 +137,8 @@ class Document(Struct):
 
     @classmethod
     def from_record(cls, record: DocumentRecord) -> Document:
-        error = None
-        if record.status == "error":
-            code = record.error_code or "extraction_failed"
-            error = DocumentError(
-                code=code, message=record.error_message or "", hint=HINTS.get(code)
-            )
+        failure = failure_of(record)
+        error = None if failure is None else DocumentError(**failure._asdict())
         return cls(
             id=record.id,
             project_id=record.project_id,

@@ -17,9 +17,6 @@ from service.storage.db import Connection
 if TYPE_CHECKING:
     from service.runtime import Runtime
 
-#: The name of the project ``shortlist user create`` makes, used when a user has several.
-DEFAULT_PROJECT_NAME = "default"
-
 
 class Caller(NamedTuple):
     runtime: Runtime
@@ -43,7 +40,7 @@ async def resolve_project(conn: Connection, caller: Caller, requested: str | Non
     if len(owned) == 1:
         return owned[0]
     for project in owned:
-        if project.name.strip().casefold() == DEFAULT_PROJECT_NAME:
+        if project.name.strip().casefold() == projects.DEFAULT_PROJECT_NAME:
             return project
     if not owned:
         raise ProjectNotFound("You have no projects yet: create one, then upload documents to it.")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from retrieval import SearchResult
 from retrieval.pipeline import NO_MATCH_WARNING, NO_TERMS_WARNING
 from service.records import Document, Project
-from service.services.documents import HINTS
+from service.services.documents import failure_of
 from service.services.mentions import Mentions
 
 RETRY_HINT = (
@@ -79,10 +79,10 @@ def search_text(project: Project, query: str, result: SearchResult) -> str:
 
 def unsearchable_reason(document: Document) -> str:
     """Why a document cannot be searched yet, and what to do about it."""
-    if document.status == "error":
-        hint = HINTS.get(document.error_code or "", "")
-        reason = document.error_message or document.error_code or "extraction failed"
-        return f"not searchable: {reason}" + (f" — {hint}" if hint else "")
+    failure = failure_of(document)
+    if failure is not None:
+        reason = failure.message or failure.code
+        return f"not searchable: {reason}" + (f" — {failure.hint}" if failure.hint else "")
     return f"{document.status}: still being extracted; try again shortly"
 
 

@@ -9,28 +9,25 @@ own message and code, so the model can correct itself and try again.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ParamSpec
 from uuid import UUID
 
 from mcp_types import CallToolResult, TextContent
 
+from extract.page_markers import find_page_markers
 from service.errors import DocumentNotFound, DocumentNotReady, ShortlistError, as_shortlist_error
 from service.mcp import render
 from service.mcp.caller import Caller, resolve_project
 from service.records import Document, Project
 from service.services import documents as documents_service
 from service.services import mentions as mentions_service
-from service.storage.db import Connection, connection
-from sql import queries
+from service.storage.db import Connection, connection, fetch_one
 
 P = ParamSpec("P")
 
 #: Most characters of Markdown one read_document call returns.
 MAX_READ_CHARS = 20_000
-
-_PAGE_MARKER = re.compile(r"^<!-- page (\d+) -->$", re.MULTILINE)
 
 
 def text_result(text: str, structured: dict[str, Any] | None = None) -> CallToolResult:
@@ -87,11 +84,7 @@ async def find_document(
         raise DocumentNotFound(f"No document with id {reference!r}.")
     if "\x00" in reference:  # no name holds NUL, and PostgreSQL refuses it as a parameter
         raise DocumentNotFound(f"Project {project.name!r} has no document named {reference!r}.")
-    row = await (
-        await conn.execute(
-            queries["fetch_document_by_name"], {"project_id": project.id, "name": reference}
-        )
-    ).fetchone()
+    row = await fetch_one(conn, "fetch_document_by_name", project_id=project.id, name=reference)
     if row is None:
         raise DocumentNotFound(
             f"Project {project.name!r} has no document named {reference!r}; "
@@ -171,20 +164,14 @@ async def list_documents(caller: Caller, project: str | None = None) -> CallTool
 
 
 def document_entry(document: Document) -> dict[str, Any]:
-    error = None
-    if document.status == "error":
-        error = {
-            "code": document.error_code,
-            "message": document.error_message,
-            "hint": documents_service.HINTS.get(document.error_code or ""),
-        }
+    failure = documents_service.failure_of(document)
     return {
         "id": str(document.id),
         "name": document.name,
         "status": document.status,
         "searchable": document.searchable,
         "page_count": document.page_count,
-        "error": error,
+        "error": None if failure is None else failure._asdict(),
     }
 
 
@@ -246,10 +233,10 @@ def _cut_at_page(text: documents_service.DocumentText) -> tuple[str, int, int | 
     """
     if not text.truncated:
         return text.markdown, text.last_page, None
-    markers = list(_PAGE_MARKER.finditer(text.markdown))
+    markers = find_page_markers(text.markdown)
     if len(markers) >= 2:
         partial = markers[-1]
-        return text.markdown[: partial.start()], int(partial[1]) - 1, int(partial[1])
+        return text.markdown[: partial.start], partial.page - 1, partial.page
     return text.markdown, text.first_page, text.first_page
 
 

@@ -13,8 +13,8 @@ from service.errors import NotAuthenticated
 from service.panel.errors import CsrfFailed
 from service.panel.session_cookie import CSRF_HEADER, SESSION_COOKIE, SessionClaims, session_signer
 from service.records import Principal
-from service.storage.db import Connection, connection
-from sql import queries
+from service.services import users
+from service.storage.db import connection
 
 if TYPE_CHECKING:
     from litestar.connection import ASGIConnection
@@ -46,17 +46,9 @@ async def authenticate_session(
     ):
         raise CsrfFailed()
     async with connection(runtime.pool) as conn:
-        principal = await principal_for_token_digest(conn, claims.token_digest)
-    return principal, claims
-
-
-async def principal_for_token_digest(conn: Connection, token_digest: bytes) -> Principal:
-    """The principal behind the live token with this digest, or NotAuthenticated."""
-    row = await (
-        await conn.execute(queries["fetch_principal_by_token_hash"], {"token_hash": token_digest})
-    ).fetchone()
-    if row is None:
-        raise NotAuthenticated(
-            "The API token this session was opened with has been revoked; sign in again."
+        principal = await users.authenticate_digest(
+            conn,
+            claims.token_digest,
+            refusal="The API token this session was opened with has been revoked; sign in again.",
         )
-    return Principal.from_row(row)
+    return principal, claims

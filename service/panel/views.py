@@ -15,7 +15,7 @@ from litestar import MediaType, Response, Router, get
 from litestar.datastructures import CacheControlHeader
 from litestar.static_files import create_static_files_router
 
-from extract.detect import EXTENSION_KINDS
+from extract.detect import EXTENSION_KINDS, SUPPORTED_FORMATS
 from service.panel.security_headers import security_headers
 
 if TYPE_CHECKING:
@@ -69,6 +69,7 @@ def render_panel_page(settings: Settings) -> str:
         accept=",".join(
             sorted(EXTENSION_KINDS)
         ),  # what the picker offers first; drops are not filtered
+        formats=SUPPORTED_FORMATS,
         max_upload_bytes=settings.storage.max_upload_bytes,
         max_upload_label=_size_label(settings.storage.max_upload_bytes),
     )

@@ -9,18 +9,17 @@ from uuid import UUID
 
 import anyio.to_thread
 
+from extract.detect import SUPPORTED_FORMATS
+from extract.page_markers import slice_pages
 from service.errors import DocumentNotFound, DocumentNotReady, InvalidPageRange
 from service.records import Document, Principal
 from service.services import projects
-from service.storage.db import Connection
-from sql import queries
+from service.storage.db import Connection, fetch_all, fetch_one
 
 if TYPE_CHECKING:
     from service.runtime import Runtime
 
 logger = logging.getLogger(__name__)
-
-PAGE_MARKER = re.compile(r"^<!-- page (\d+) -->$", re.MULTILINE)
 
 #: What a person can do about each reason a document is not searchable.
 HINTS = {
@@ -28,12 +27,32 @@ HINTS = {
     "encrypted_document": "Password-protected: remove the password and upload it again.",
     "corrupt_document": "The file is damaged: re-export or re-download it, then upload it again.",
     "empty_document": "No text was found in the file.",
-    "unsupported_format": "Upload PDF, Word, PowerPoint, Excel, CSV, HTML, Markdown or text.",
+    "unsupported_format": f"Upload {SUPPORTED_FORMATS}.",
     "document_too_large": "Split the document into smaller files and upload them separately.",
     "extraction_timeout": "Extraction took too long: split the document, or re-extract to try again.",
     "extraction_stalled": "Extraction did not finish: re-extract the document to try again.",
     "original_missing": "The original file is gone from storage: delete the document and upload it again.",
 }
+
+
+#: The code of a failed document that recorded none (a job that kept failing).
+DEFAULT_ERROR_CODE = "extraction_failed"
+
+
+class DocumentFailure(NamedTuple):
+    """Why a document cannot be searched: a stable code, the message, what to do."""
+
+    code: str
+    message: str
+    hint: str | None
+
+
+def failure_of(document: Document) -> DocumentFailure | None:
+    """The failure every door shows for a document in ``error``; None for any other status."""
+    if document.status != "error":
+        return None
+    code = document.error_code or DEFAULT_ERROR_CODE
+    return DocumentFailure(code, document.error_message or "", HINTS.get(code))
 
 
 class DocumentText(NamedTuple):
@@ -48,20 +67,14 @@ async def list_documents(
     conn: Connection, principal: Principal, project_id: UUID
 ) -> list[Document]:
     await projects.get_project(conn, principal.user_id, project_id)
-    rows = await (
-        await conn.execute(
-            queries["list_documents"], {"project_id": project_id, "user_id": principal.user_id}
-        )
-    ).fetchall()
+    rows = await fetch_all(conn, "list_documents", project_id=project_id, user_id=principal.user_id)
     return [Document.from_row(row) for row in rows]
 
 
 async def get_document(conn: Connection, principal: Principal, document_id: UUID) -> Document:
-    row = await (
-        await conn.execute(
-            queries["fetch_document"], {"document_id": document_id, "user_id": principal.user_id}
-        )
-    ).fetchone()
+    row = await fetch_one(
+        conn, "fetch_document", document_id=document_id, user_id=principal.user_id
+    )
     if row is None:
         raise DocumentNotFound()
     return Document.from_row(row)
@@ -81,18 +94,6 @@ def parse_pages(text: str | None) -> tuple[int, int] | None:
     return first, last
 
 
-def slice_pages(markdown: str, first: int, last: int) -> str:
-    """The part of page-marked Markdown from page ``first`` through ``last``."""
-    starts = {int(m[1]): m.start() for m in PAGE_MARKER.finditer(markdown)}
-    if not starts:
-        return markdown if first == 1 else ""
-    begin = starts.get(first)
-    if begin is None:
-        return ""
-    after = [offset for page, offset in starts.items() if page > last]
-    return markdown[begin : min(after) if after else len(markdown)]
-
-
 async def read_text(
     conn: Connection,
     principal: Principal,
@@ -105,12 +106,9 @@ async def read_text(
     document = await get_document(conn, principal, document_id)
     if not document.searchable:
         raise DocumentNotReady(_not_ready_message(document))
-    row = await (
-        await conn.execute(
-            queries["fetch_document_text"],
-            {"document_id": document_id, "user_id": principal.user_id},
-        )
-    ).fetchone()
+    row = await fetch_one(
+        conn, "fetch_document_text", document_id=document_id, user_id=principal.user_id
+    )
     if row is None or row["markdown"] is None:
         raise DocumentNotReady(_not_ready_message(document))
     page_count = document.page_count or 1
@@ -155,11 +153,9 @@ async def delete_document(
     runtime: Runtime, conn: Connection, principal: Principal, document_id: UUID
 ) -> None:
     """Remove the row, then the original. Deleting what is not there (or not yours) is a no-op."""
-    row = await (
-        await conn.execute(
-            queries["delete_document"], {"document_id": document_id, "user_id": principal.user_id}
-        )
-    ).fetchone()
+    row = await fetch_one(
+        conn, "delete_document", document_id=document_id, user_id=principal.user_id
+    )
     if row is None or row["object_key"] is None:
         return
     try:
@@ -177,12 +173,9 @@ async def reextract(
 ) -> Document:
     """Extract a document again from its original (after a fix, or a failure)."""
     await get_document(conn, principal, document_id)
-    row = await (
-        await conn.execute(
-            queries["reset_document_for_extraction"],
-            {"document_id": document_id, "user_id": principal.user_id},
-        )
-    ).fetchone()
+    row = await fetch_one(
+        conn, "reset_document_for_extraction", document_id=document_id, user_id=principal.user_id
+    )
     if row is None:
         raise DocumentNotFound(
             "The original of this document was not kept, so it cannot be re-extracted."

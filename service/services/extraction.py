@@ -19,8 +19,7 @@ from extract import Extraction, ExtractionError, ExtractionLimits
 from service.errors import ShortlistError
 from service.services import imports
 from service.storage.blobs import BlobNotFound
-from service.storage.db import Connection, connection
-from sql import queries
+from service.storage.db import Connection, connection, execute, fetch_one
 
 if TYPE_CHECKING:
     from service.runtime import Runtime
@@ -59,28 +58,30 @@ async def save_extraction(conn: Connection, document_id: UUID, extraction: Extra
     each becomes U+FFFD, so the text keeps its length and its page markers.
     """
     markdown = extraction.markdown.replace("\x00", "\ufffd")
-    row = await (
-        await conn.execute(
-            queries["store_extraction"],
-            {
-                "document_id": document_id,
-                "markdown": markdown,
-                "content_hash": content_hash(markdown),
-                "kind": extraction.kind,
-                "page_count": extraction.page_count,
-                "warnings": [warning.replace("\x00", "\ufffd") for warning in extraction.warnings],
-            },
-        )
-    ).fetchone()
+    row = await fetch_one(
+        conn,
+        "store_extraction",
+        document_id=document_id,
+        markdown=markdown,
+        content_hash=content_hash(markdown),
+        kind=extraction.kind,
+        page_count=extraction.page_count,
+        warnings=[warning.replace("\x00", "\ufffd") for warning in extraction.warnings],
+    )
     if row is not None:
-        await conn.execute("SELECT pg_notify(%s, %s)", (READY_CHANNEL, str(document_id)))
+        await execute(
+            conn, "notify_document_ready", channel=READY_CHANNEL, document_id=str(document_id)
+        )
     return row is not None
 
 
 async def save_failure(conn: Connection, document_id: UUID, code: str, message: str) -> None:
-    await conn.execute(
-        queries["store_extraction_error"],
-        {"document_id": document_id, "error_code": code, "error_message": message},
+    await execute(
+        conn,
+        "store_extraction_error",
+        document_id=document_id,
+        error_code=code,
+        error_message=message,
     )
 
 
@@ -115,9 +116,7 @@ async def extract_and_save(
 
 async def claim(conn: Connection, document_id: UUID) -> dict[str, object] | None:
     """Mark the document as being extracted; None when it is gone or already settled."""
-    return await (
-        await conn.execute(queries["claim_document_for_extraction"], {"document_id": document_id})
-    ).fetchone()
+    return await fetch_one(conn, "claim_document_for_extraction", document_id=document_id)
 
 
 async def extract_stored_document(runtime: Runtime, document_id: UUID) -> Outcome:

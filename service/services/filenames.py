@@ -1,4 +1,4 @@
-"""What a document may be called.
+"""What a document (and, for its characters, a project) may be called.
 
 Names are shown to people and models, so they are kept as given (any script,
 right-to-left included) after NFC normalisation and trimming, but a name may
@@ -37,8 +37,19 @@ def clean_filename(name: str) -> str:
         )
     if cleaned in (".", ".."):
         raise InvalidFilename("The file name cannot be . or ..")
-    if any(unicodedata.category(ch) == "Cc" for ch in cleaned):
-        raise InvalidFilename("The file name contains control characters.")
-    if any(ch in _BIDI_CONTROLS for ch in cleaned):
-        raise InvalidFilename("The file name contains bidirectional override characters.")
+    if problem := unsafe_characters(cleaned):
+        raise InvalidFilename(f"The file name contains {problem}.")
     return cleaned
+
+
+def unsafe_characters(name: str) -> str | None:
+    """What in ``name`` may not be in any name (file or project), or None.
+
+    Control characters (NUL, newlines…) and bidirectional overrides and isolates,
+    which make a name read otherwise than it is.
+    """
+    if any(unicodedata.category(ch) == "Cc" for ch in name):
+        return "control characters"
+    if any(ch in _BIDI_CONTROLS for ch in name):
+        return "bidirectional override characters"
+    return None

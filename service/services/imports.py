@@ -23,8 +23,7 @@ from service.records import Document, Principal
 from service.services import projects, uploads
 from service.services.filenames import clean_filename
 from service.services.url_fetch import Fetched, FetchPolicy, check_url, fetch
-from service.storage.db import Connection, connection, unique_violation_as
-from sql import queries
+from service.storage.db import Connection, connection, execute, fetch_one, unique_violation_as
 
 if TYPE_CHECKING:
     from service.runtime import Runtime
@@ -76,18 +75,15 @@ async def import_url(
         f"A document named {name!r} is already in this project; give the import another name."
     )
     with unique_violation_as(duplicate):
-        row = await (
-            await conn.execute(
-                queries["insert_imported_document"],
-                {
-                    "project_id": project_id,
-                    "name": name,
-                    "content_type": PENDING_CONTENT_TYPE,
-                    "object_key": uploads.object_key(project_id, uuid.uuid4()),
-                    "source_url": url,
-                },
-            )
-        ).fetchone()
+        row = await fetch_one(
+            conn,
+            "insert_imported_document",
+            project_id=project_id,
+            name=name,
+            content_type=PENDING_CONTENT_TYPE,
+            object_key=uploads.object_key(project_id, uuid.uuid4()),
+            source_url=url,
+        )
     assert row is not None
     document = Document.from_row(row)
     await runtime.jobs.enqueue_extraction(document.id)
@@ -108,12 +104,11 @@ async def fetch_original(
         lambda: runtime.blobs.write(key, fetched.data, fetched.content_type)
     )
     async with connection(runtime.pool) as conn:
-        await conn.execute(
-            queries["store_fetched_original"],
-            {
-                "document_id": document_id,
-                "size_bytes": len(fetched.data),
-                "content_type": fetched.content_type,
-            },
+        await execute(
+            conn,
+            "store_fetched_original",
+            document_id=document_id,
+            size_bytes=len(fetched.data),
+            content_type=fetched.content_type,
         )
     return fetched

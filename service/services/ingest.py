@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import anyio.to_thread
 
-from service.errors import DuplicateDocumentName, ShortlistError
+from service.errors import ShortlistError
 from service.records import Document, Project
 from service.services import uploads
 from service.services.extraction import Outcome, extract_and_save
-from service.storage.db import connection, unique_violation_as
-from sql import queries
+from service.storage.db import connection
 
 if TYPE_CHECKING:
     from service.runtime import Runtime
@@ -47,28 +46,16 @@ async def ingest_file(
         async with connection(runtime.pool) as conn:
             await uploads.ensure_name_is_free(conn, project.id, clean_name)
             await anyio.to_thread.run_sync(lambda: runtime.blobs.write(key, data, content_type))
-            duplicate = DuplicateDocumentName(
-                f"A document named {clean_name!r} is already in this project."
+            document = await uploads.insert_stored_document(
+                runtime,
+                conn,
+                "insert_ingested_document",
+                project_id=project.id,
+                name=clean_name,
+                content_type=content_type,
+                size_bytes=len(data),
+                object_key=key,
             )
-            try:
-                with unique_violation_as(duplicate):
-                    row = await (
-                        await conn.execute(
-                            queries["insert_ingested_document"],
-                            {
-                                "project_id": project.id,
-                                "name": clean_name,
-                                "content_type": content_type,
-                                "size_bytes": len(data),
-                                "object_key": key,
-                            },
-                        )
-                    ).fetchone()
-            except DuplicateDocumentName:
-                await anyio.to_thread.run_sync(runtime.blobs.delete, key)
-                raise
-        assert row is not None
-        document = Document.from_row(row)
     except ShortlistError as exc:
         return Ingested(path, None, None, exc)
     outcome = await extract_and_save(runtime, document.id, data, clean_name, content_type)

@@ -17,8 +17,7 @@ from uuid import UUID
 from service.errors import InvalidRequest
 from service.records import Principal, Project
 from service.services import projects
-from service.storage.db import Connection
-from sql import queries
+from service.storage.db import Connection, fetch_all
 
 Match = Literal["all", "any"]
 
@@ -117,11 +116,7 @@ async def find_mentions(
     cleaned = normalise_terms(terms)
     mode = check_match(match)
     project = await projects.get_project(conn, principal.user_id, project_id)
-    rows = await (
-        await conn.execute(
-            queries["count_mentions"], {"project_id": project.id, "terms": list(cleaned)}
-        )
-    ).fetchall()
+    rows = await fetch_all(conn, "count_mentions", project_id=project.id, terms=list(cleaned))
     per_document: dict[UUID, list[TermCount]] = {}
     names: dict[UUID, str] = {}
     for row in rows:

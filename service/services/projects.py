@@ -2,52 +2,36 @@
 
 from __future__ import annotations
 
-import unicodedata
 from uuid import UUID
 
 from service.errors import EmptyName, InvalidRequest, ProjectExists, ProjectNotFound
 from service.records import Project
-from service.storage.db import Connection, unique_violation_as
-from sql import queries
+from service.services.filenames import unsafe_characters
+from service.storage.db import Connection, fetch_all, fetch_one, unique_violation_as
+
+#: The project ``shortlist user create`` makes, and the one meant when a user has several.
+DEFAULT_PROJECT_NAME = "default"
 
 
 async def create_project(conn: Connection, user_id: UUID, name: str) -> Project:
     if not name.strip():
         raise EmptyName("A project name may not be empty.")
-    if not _is_printable(name):
-        raise InvalidRequest(
-            "A project name may not contain control or bidirectional override characters.",
-            field="name",
-        )
+    if problem := unsafe_characters(name):
+        raise InvalidRequest(f"A project name may not contain {problem}.", field="name")
     with unique_violation_as(ProjectExists(f"You already have a project named {name.strip()!r}.")):
-        row = await (
-            await conn.execute(queries["insert_project"], {"user_id": user_id, "name": name})
-        ).fetchone()
+        row = await fetch_one(conn, "insert_project", user_id=user_id, name=name)
     assert row is not None
     return Project.from_row(row)
 
 
-def _is_printable(name: str) -> bool:
-    """No control characters (NUL, newlines…) nor bidi overrides that make a name read otherwise."""
-    return not any(
-        unicodedata.category(ch) == "Cc" or unicodedata.bidirectional(ch) in _BIDI_OVERRIDES
-        for ch in name
-    )
-
-
-_BIDI_OVERRIDES = frozenset({"LRE", "RLE", "PDF", "LRO", "RLO", "LRI", "RLI", "FSI", "PDI"})
-
-
 async def list_projects(conn: Connection, user_id: UUID) -> list[Project]:
-    rows = await (await conn.execute(queries["list_projects"], {"user_id": user_id})).fetchall()
+    rows = await fetch_all(conn, "list_projects", user_id=user_id)
     return [Project.from_row(row) for row in rows]
 
 
 async def get_project(conn: Connection, user_id: UUID, project_id: UUID) -> Project:
     """One of the user's projects; another user's project is indistinguishable from none."""
-    row = await (
-        await conn.execute(queries["fetch_project"], {"user_id": user_id, "project_id": project_id})
-    ).fetchone()
+    row = await fetch_one(conn, "fetch_project", user_id=user_id, project_id=project_id)
     if row is None:
         raise ProjectNotFound()
     return Project.from_row(row)
@@ -61,13 +45,9 @@ async def find_project(conn: Connection, user_id: UUID, name_or_id: str) -> Proj
         pass
     except ProjectNotFound:
         pass
-    if not _is_printable(name_or_id):  # no project is named so (and PostgreSQL refuses NUL)
+    if unsafe_characters(name_or_id):  # no project is named so (and PostgreSQL refuses NUL)
         raise ProjectNotFound(f"You have no project named {name_or_id!r}.")
-    row = await (
-        await conn.execute(
-            queries["fetch_project_by_name"], {"user_id": user_id, "name": name_or_id}
-        )
-    ).fetchone()
+    row = await fetch_one(conn, "fetch_project_by_name", user_id=user_id, name=name_or_id)
     if row is None:
         raise ProjectNotFound(f"You have no project named {name_or_id!r}.")
     return Project.from_row(row)

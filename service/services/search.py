@@ -17,16 +17,23 @@ from uuid import UUID
 
 import anyio.to_thread
 import psycopg
+from psycopg import sql as pgsql
+from psycopg.rows import dict_row
 
 from retrieval import ChunkIndex, DocumentRef, SearchResult, SourceDocument
 from retrieval import search as retrieve
-from retrieval.rerankers import Reranker, make_reranker
+from retrieval.rerankers import (
+    ClosableReranker,
+    LoadableReranker,
+    Reranker,
+    WarmableReranker,
+    make_reranker,
+)
 from service.errors import InvalidRequest
 from service.records import Principal
 from service.services import projects
 from service.services.extraction import READY_CHANNEL
-from service.storage.db import Connection, Pool
-from sql import queries
+from service.storage.db import Connection, Pool, fetch_all
 
 if TYPE_CHECKING:
     from service.settings import Settings
@@ -41,10 +48,9 @@ WARM_AT_START = 2000
 def build_reranker(settings: Settings) -> Reranker:
     kind = settings.reranker_kind
     if kind == "cohere":
-        assert settings.cohere_api_key is not None, "reranker 'cohere' needs COHERE_API_KEY"
         return make_reranker(
             "cohere",
-            api_key=settings.cohere_api_key.get_secret_value(),
+            api_key=settings.require_cohere_api_key(),
             model=settings.search.cohere_model,
             base_url=settings.search.cohere_base_url,
             timeout=settings.search.rerank_timeout,
@@ -71,17 +77,14 @@ class SearchEngine:
 
     def close(self) -> None:
         self._warmer.shutdown(wait=False, cancel_futures=True)
-        close_reranker = getattr(self.reranker, "close", None)  # Cohere's HTTP connections
-        if close_reranker is not None:
-            close_reranker()
+        if isinstance(self.reranker, ClosableReranker):  # Cohere's HTTP connections
+            self.reranker.close()
 
     def reranker_status(self) -> tuple[bool, str]:
         """(ready, detail) for the health check; the local model is loaded here if needed."""
-        load = getattr(self.reranker, "load", None)
-        if load is not None and load() is None:
-            reason = (
-                getattr(self.reranker, "load_error", None) or "the local model could not be loaded"
-            )
+        reranker = self.reranker
+        if isinstance(reranker, LoadableReranker) and reranker.load() is None:
+            reason = reranker.load_error or "the local model could not be loaded"
             return False, f"{reason}; results come back in BM25 order"
         return True, self.reranker.name
 
@@ -101,15 +104,12 @@ class SearchEngine:
         top_k = top_k or self.settings.search.default_top_k
         if not 1 <= top_k <= limit:
             raise InvalidRequest(f"top_k must be between 1 and {limit}.", field="top_k")
-        rows = await (
-            await conn.execute(
-                queries["list_ready_document_refs"],
-                {
-                    "project_id": project_id,
-                    "document_ids": list(document_ids) if document_ids else None,
-                },
-            )
-        ).fetchall()
+        rows = await fetch_all(
+            conn,
+            "list_ready_document_refs",
+            project_id=project_id,
+            document_ids=list(document_ids) if document_ids else None,
+        )
         refs = [DocumentRef(str(row["id"]), row["name"], row["content_hash"]) for row in rows]
         loaded = await self._load_missing(conn, refs)
         search_settings = self.settings.search
@@ -136,12 +136,9 @@ class SearchEngine:
         missing = self.index.missing(refs)
         if not missing:
             return []
-        rows = await (
-            await conn.execute(
-                queries["fetch_documents_markdown"],
-                {"document_ids": [UUID(ref.id) for ref in missing]},
-            )
-        ).fetchall()
+        rows = await fetch_all(
+            conn, "fetch_documents_markdown", document_ids=[UUID(ref.id) for ref in missing]
+        )
         return [_source(row) for row in rows]
 
     # --- warming -----------------------------------------------------------
@@ -155,11 +152,13 @@ class SearchEngine:
     def _warm_now(self, documents: list[SourceDocument]) -> None:
         try:
             self.index.add(documents)
-            warm = getattr(self.reranker, "warm", None)
-            if warm is None:
+            reranker = self.reranker
+            if not isinstance(reranker, WarmableReranker):
                 return
             for document in documents:
-                warm((chunk.key, chunk.passage) for chunk in self.index.chunks(document.ref))
+                reranker.warm(
+                    (chunk.key, chunk.passage) for chunk in self.index.chunks(document.ref)
+                )
         except Exception:
             logger.exception("warming the search caches failed")
 
@@ -167,11 +166,7 @@ class SearchEngine:
         """Load the most recently extracted documents into the caches."""
         try:
             async with pool.connection() as conn:
-                rows = await (
-                    await conn.execute(
-                        queries["list_recent_ready_documents"], {"limit": WARM_AT_START}
-                    )
-                ).fetchall()
+                rows = await fetch_all(conn, "list_recent_ready_documents", limit=WARM_AT_START)
         except (psycopg.Error, OSError):
             logger.warning("could not read documents to warm the caches at start-up")
             return
@@ -184,21 +179,19 @@ class SearchEngine:
         """
         while True:
             try:
-                async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-                    await conn.execute(f"LISTEN {READY_CHANNEL}")
+                async with await psycopg.AsyncConnection.connect(
+                    url, autocommit=True, row_factory=dict_row
+                ) as conn:
+                    await conn.execute(
+                        pgsql.SQL("LISTEN {}").format(pgsql.Identifier(READY_CHANNEL))
+                    )
                     async for notify in conn.notifies():
                         await self._warm_one(conn, notify.payload)
             except (psycopg.Error, OSError):
                 await asyncio.sleep(2.0)
 
-    async def _warm_one(self, conn: Any, document_id: str) -> None:
-        from psycopg.rows import dict_row
-
-        async with conn.cursor(row_factory=dict_row) as cursor:
-            await cursor.execute(
-                queries["fetch_documents_markdown"], {"document_ids": [UUID(document_id)]}
-            )
-            rows = await cursor.fetchall()
+    async def _warm_one(self, conn: Connection, document_id: str) -> None:
+        rows = await fetch_all(conn, "fetch_documents_markdown", document_ids=[UUID(document_id)])
         self.warm(_source(row) for row in rows)
 
 

@@ -17,12 +17,13 @@ import contextlib
 import logging
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 from uuid import UUID
 
 import anyio.to_thread
 
 from extract import UnsupportedFormatError, kind_for_upload
+from extract.detect import DEFAULT_CONTENT_TYPES
 from service.errors import (
     DuplicateDocumentName,
     FileTooLarge,
@@ -37,8 +38,7 @@ from service.services import projects
 from service.services.filenames import clean_filename
 from service.storage.blobs import BlobStoreError, MissingUploadParts, MultipartBlobStore
 from service.storage.blobs.multipart import part_size_for
-from service.storage.db import Connection, unique_violation_as
-from sql import queries
+from service.storage.db import Connection, execute, fetch_all, fetch_one, unique_violation_as
 
 if TYPE_CHECKING:
     from service.runtime import Runtime
@@ -57,16 +57,53 @@ def object_key(project_id: UUID, upload_id: UUID) -> str:
     return f"projects/{project_id}/uploads/{upload_id}"
 
 
+def _name_taken(name: str) -> DuplicateDocumentName:
+    return DuplicateDocumentName(
+        f"A document named {name!r} is already in this project; rename the file or delete the old one."
+    )
+
+
 async def ensure_name_is_free(conn: Connection, project_id: UUID, name: str) -> None:
-    found = await (
-        await conn.execute(
-            queries["fetch_document_by_name"], {"project_id": project_id, "name": name}
-        )
-    ).fetchone()
+    found = await fetch_one(conn, "fetch_document_by_name", project_id=project_id, name=name)
     if found is not None:
-        raise DuplicateDocumentName(
-            f"A document named {name!r} is already in this project; rename the file or delete the old one."
-        )
+        raise _name_taken(name)
+
+
+async def insert_stored_document(
+    runtime: Runtime,
+    conn: Connection,
+    query_name: Literal["insert_document", "insert_ingested_document"],
+    *,
+    project_id: UUID,
+    name: str,
+    content_type: str,
+    size_bytes: int,
+    object_key: str,
+    **params: object,
+) -> Document:
+    """Insert the row of a document whose file is already at ``object_key`` in the store.
+
+    When the unique index says the name is taken (the loser of a same-name race),
+    the file is deleted from the store, so nothing is left behind, and
+    DuplicateDocumentName is raised.
+    """
+    try:
+        with unique_violation_as(_name_taken(name)):
+            row = await fetch_one(
+                conn,
+                query_name,
+                project_id=project_id,
+                name=name,
+                content_type=content_type,
+                size_bytes=size_bytes,
+                object_key=object_key,
+                **params,
+            )
+    except DuplicateDocumentName:
+        await anyio.to_thread.run_sync(runtime.blobs.delete, object_key)
+        raise
+    assert row is not None
+    return Document.from_row(row)
 
 
 def check_file(
@@ -87,22 +124,7 @@ def check_file(
         kind = kind_for_upload(name, content_type)
     except UnsupportedFormatError as exc:
         raise UnsupportedFileType(exc.message) from exc
-    return name, content_type or _default_content_type(kind)
-
-
-def _default_content_type(kind: str) -> str:
-    return {
-        "pdf": "application/pdf",
-        "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-        "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-        "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        "csv": "text/csv",
-        "html": "text/html",
-        "markdown": "text/markdown",
-        "epub": "application/epub+zip",
-        "notebook": "application/x-ipynb+json",
-        "webvtt": "text/vtt",
-    }.get(kind, "text/plain")
+    return name, content_type or DEFAULT_CONTENT_TYPES.get(kind, "application/octet-stream")
 
 
 async def grant_upload(
@@ -157,7 +179,7 @@ async def grant_upload(
         "part_size_bytes": part_size,
     }
     try:
-        row = await (await conn.execute(queries["insert_upload"], values)).fetchone()
+        row = await fetch_one(conn, "insert_upload", **values)
     except Exception:
         # Unrecorded, the grant would never be swept: drop the multipart upload it started.
         if grant.multipart_id is not None and isinstance(store, MultipartBlobStore):
@@ -176,12 +198,13 @@ async def register_document(
     """Turn a finished upload into a pending document and queue its extraction."""
     await projects.get_project(conn, principal.user_id, project_id)
     async with conn.transaction():
-        row = await (
-            await conn.execute(
-                queries["fetch_upload_for_update"],
-                {"upload_id": upload_id, "project_id": project_id, "user_id": principal.user_id},
-            )
-        ).fetchone()
+        row = await fetch_one(
+            conn,
+            "fetch_upload_for_update",
+            upload_id=upload_id,
+            project_id=project_id,
+            user_id=principal.user_id,
+        )
         if row is None:
             raise UploadNotFound()
         upload = Upload.from_row(row)
@@ -199,31 +222,18 @@ async def register_document(
             raise UploadIncomplete(
                 f"The stored file has {info.size} bytes but the grant was for {upload.size_bytes}; upload it again."
             )
-        duplicate = DuplicateDocumentName(
-            f"A document named {upload.filename!r} is already in this project; rename the file or delete the old one."
+        document = await insert_stored_document(
+            runtime,
+            conn,
+            "insert_document",
+            project_id=project_id,
+            name=upload.filename,
+            content_type=upload.content_type,
+            size_bytes=upload.size_bytes,
+            object_key=upload.object_key,
+            status="pending",
         )
-        try:
-            with unique_violation_as(duplicate):
-                created = await (
-                    await conn.execute(
-                        queries["insert_document"],
-                        {
-                            "project_id": project_id,
-                            "name": upload.filename,
-                            "content_type": upload.content_type,
-                            "size_bytes": upload.size_bytes,
-                            "object_key": upload.object_key,
-                            "status": "pending",
-                        },
-                    )
-                ).fetchone()
-        except DuplicateDocumentName:
-            # The loser of a same-name race keeps nothing behind in the store.
-            await anyio.to_thread.run_sync(runtime.blobs.delete, upload.object_key)
-            raise
-        await conn.execute(queries["consume_upload"], {"upload_id": upload_id})
-    assert created is not None
-    document = Document.from_row(created)
+        await execute(conn, "consume_upload", upload_id=upload_id)
     await runtime.jobs.enqueue_extraction(document.id)
     return document
 
@@ -258,15 +268,12 @@ async def sweep_abandoned_uploads(runtime: Runtime, conn: Connection, *, limit: 
     """
     swept = 0
     async with conn.transaction():
-        rows = await (
-            await conn.execute(
-                queries["lock_abandoned_uploads"],
-                {
-                    "after_seconds": runtime.settings.storage.abandoned_upload_after_seconds,
-                    "limit": limit,
-                },
-            )
-        ).fetchall()
+        rows = await fetch_all(
+            conn,
+            "lock_abandoned_uploads",
+            after_seconds=runtime.settings.storage.abandoned_upload_after_seconds,
+            limit=limit,
+        )
         for row in rows:
             upload = Upload.from_row(row)
             try:
@@ -274,7 +281,7 @@ async def sweep_abandoned_uploads(runtime: Runtime, conn: Connection, *, limit: 
             except BlobStoreError as exc:
                 logger.warning("could not sweep abandoned upload %s: %s", upload.id, exc)
                 continue
-            await conn.execute(queries["delete_upload"], {"upload_id": upload.id})
+            await execute(conn, "delete_upload", upload_id=upload.id)
             swept += 1
     return swept
 

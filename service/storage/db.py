@@ -3,6 +3,13 @@
 Driver errors are translated once, here: a connection that cannot be had or is
 lost becomes :class:`~service.errors.DatabaseUnavailable` (503), and a unique
 violation becomes whatever conflict the caller names.
+
+Runtime queries are run by name (a block of ``sql/queries.sql``) through
+:func:`fetch_one`, :func:`fetch_all` and :func:`execute`, with keyword
+parameters named like the query's ``%(placeholders)s``, the way procrastinate's
+``execute_query_one_async(query, **arguments)`` does::
+
+    row = await fetch_one(conn, "fetch_user_by_name", name=name)
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from service.errors import Conflict, DatabaseUnavailable
+from sql import queries
 
 if TYPE_CHECKING:
     from service.settings import Settings
@@ -100,6 +108,23 @@ async def ping(pool: Pool) -> None:
     """Raise DatabaseUnavailable unless the database answers ``SELECT 1``."""
     async with connection(pool) as conn:
         await conn.execute("SELECT 1")
+
+
+async def fetch_one(conn: Connection, query_name: str, /, **params: Any) -> DictRow | None:
+    """The first row of the named query, or None when it returns none."""
+    cursor = await conn.execute(queries[query_name], params or None)
+    return await cursor.fetchone()
+
+
+async def fetch_all(conn: Connection, query_name: str, /, **params: Any) -> list[DictRow]:
+    """Every row of the named query."""
+    cursor = await conn.execute(queries[query_name], params or None)
+    return await cursor.fetchall()
+
+
+async def execute(conn: Connection, query_name: str, /, **params: Any) -> None:
+    """Run the named query for its effect, discarding any rows."""
+    await conn.execute(queries[query_name], params or None)
 
 
 @contextlib.contextmanager

@@ -3,6 +3,9 @@ from __future__ import annotations
 import pytest
 
 from extract import (
+    ALLOWED_CONTENT_TYPES,
+    EXTENSION_KINDS,
+    KINDS,
     DocumentTooLargeError,
     EmptyDocumentError,
     ExtractionLimits,
@@ -10,7 +13,12 @@ from extract import (
     extract_document,
     kind_for_upload,
 )
-from extract.detect import detect_kind
+from extract.detect import (
+    DEFAULT_CONTENT_TYPES,
+    FORMAT_NAMES,
+    SUPPORTED_FORMATS,
+    detect_kind,
+)
 from tests.unit.extract import samples
 
 
@@ -92,3 +100,12 @@ def test_html_is_sniffed_when_the_name_says_nothing() -> None:
 def test_bytes_over_the_limit_are_refused_before_parsing() -> None:
     with pytest.raises(DocumentTooLargeError, match="more than"):
         extract_document(b"x" * 2048, "big.txt", None, limits=ExtractionLimits(max_bytes=1024))
+
+
+def test_every_kind_has_a_name_for_people_and_a_default_content_type() -> None:
+    assert set(FORMAT_NAMES) == set(KINDS), "name each new kind in extract.detect.FORMAT_NAMES"
+    assert set(EXTENSION_KINDS.values()) <= set(DEFAULT_CONTENT_TYPES)
+    assert all(ALLOWED_CONTENT_TYPES[DEFAULT_CONTENT_TYPES[kind]] == kind for kind in KINDS)
+    for name in FORMAT_NAMES.values():
+        assert name in SUPPORTED_FORMATS
+    assert SUPPORTED_FORMATS.endswith(f" or {list(FORMAT_NAMES.values())[-1]}")

@@ -186,12 +186,25 @@ def test_circuit_opens_after_repeated_failures_and_stops_calling(standin: Cohere
 
 def test_circuit_lets_a_call_through_after_the_cooldown(standin: CohereStandin) -> None:
     standin.set_mode("500")
-    client = _reranker(standin, max_retries=0, failure_threshold=1, cooldown=0.2)
+    now = [1000.0]
+    client = CohereReranker(
+        "test-key",
+        base_url=standin.url,
+        timeout=2.0,
+        max_retries=0,
+        failure_threshold=1,
+        cooldown=30.0,
+        clock=lambda: now[0],
+    )
     client.rerank(QUERY, _candidates(), deadline=time.monotonic() + 5)
     skipped = client.rerank(QUERY, _candidates(), deadline=time.monotonic() + 5)
     assert skipped.warnings[0].startswith("cohere: circuit open after 1 failure;")
     standin.set_mode("ok")
-    time.sleep(0.25)
+    now[0] += 29.0
+    still_open = client.rerank(QUERY, _candidates(), deadline=time.monotonic() + 5)
+    assert not still_open.reranked
+    assert standin.calls == 1
+    now[0] += 1.0
     result = client.rerank(QUERY, _candidates(), deadline=time.monotonic() + 5)
     client.close()
     assert result.reranked

@@ -6,7 +6,13 @@ import time
 
 import pytest
 
-from retrieval.rerankers import RERANKER_KINDS, make_reranker
+from retrieval.rerankers import (
+    RERANKER_KINDS,
+    ClosableReranker,
+    LoadableReranker,
+    WarmableReranker,
+    make_reranker,
+)
 from retrieval.rerankers.cohere import CohereReranker
 from retrieval.rerankers.local import LocalReranker
 from retrieval.rerankers.none import NoReranker
@@ -37,6 +43,24 @@ def test_make_reranker_builds_each_kind_by_name() -> None:
     cohere.close()
     assert (none.name, local.name, cohere.name) == ("none", "local", "cohere")
     assert set(RERANKER_KINDS) == {"none", "local", "cohere"}
+
+
+def test_optional_abilities_are_declared_by_protocol() -> None:
+    local = make_reranker("local")
+    cohere = make_reranker("cohere", api_key="k", base_url="http://127.0.0.1:9")
+    none = make_reranker("none")
+    assert isinstance(local, WarmableReranker) and isinstance(local, LoadableReranker)
+    assert not isinstance(local, ClosableReranker)
+    assert isinstance(cohere, ClosableReranker) and not isinstance(cohere, WarmableReranker)
+    cohere.close()
+    assert not isinstance(none, (WarmableReranker, LoadableReranker, ClosableReranker))
+
+
+def test_make_reranker_cohere_needs_a_key_and_the_others_take_none() -> None:
+    with pytest.raises(ValueError, match="'cohere' reranker needs api_key"):
+        make_reranker("cohere", api_key="")
+    with pytest.raises(ValueError, match="'local' reranker takes no api_key"):
+        make_reranker("local", api_key="k")  # type: ignore[call-overload]
 
 
 def test_make_reranker_none_rejects_settings() -> None:
