@@ -400,7 +400,7 @@ def report_files(entries: list[dict[str, Any]], *, as_json: bool) -> None:
         sys.exit(EXIT_USER_ERROR)
 
 
-async def _acting_user(runtime: Runtime, user_name: str | None) -> Principal:
+async def acting_user(runtime: Runtime, user_name: str | None) -> Principal:
     """Who a local command acts as: --user, else the SHORTLIST_TOKEN's user, else the only user."""
     async with connection(runtime.pool) as conn:
         if user_name:
@@ -461,9 +461,7 @@ def extract_command(path: Path, as_json: bool) -> None:
 
 
 @main.command()
-@click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @project_option
 @optional_user_option
 @json_option
@@ -471,14 +469,16 @@ def extract_command(path: Path, as_json: bool) -> None:
 def ingest(
     paths: tuple[Path, ...], project_name: str, user_name: str | None, as_json: bool
 ) -> None:
-    """Extract files and store them in a project directly (no upload, no queue)."""
+    """Extract files (and the supported files in folders) and store them in a project
+    directly (no upload, no queue)."""
+    from service.cli.files import expand_paths
     from service.services.ingest import Ingested, ingest_file
 
     async def work(runtime: Runtime) -> list[Ingested]:
-        principal = await _acting_user(runtime, user_name)
+        principal = await acting_user(runtime, user_name)
         async with connection(runtime.pool) as conn:
             target = await projects.find_project(conn, principal.user_id, project_name)
-        return [await ingest_file(runtime, target, path) for path in paths]
+        return [await ingest_file(runtime, target, path) for path in expand_paths(paths)]
 
     results = run_with_runtime(get_settings(), work)
     entries: list[dict[str, Any]] = []
@@ -513,7 +513,7 @@ def search(
     from service.http.schemas import SearchResponse
 
     async def work(runtime: Runtime) -> Any:
-        principal = await _acting_user(runtime, user_name)
+        principal = await acting_user(runtime, user_name)
         async with connection(runtime.pool) as conn:
             target = await projects.find_project(conn, principal.user_id, project_name)
             return await runtime.search.search(conn, principal, target.id, query, top_k=top_k)
@@ -548,16 +548,14 @@ def mcp_command(project_name: str | None, user_name: str | None) -> None:
     from service.mcp.stdio import serve_stdio
 
     async def work(runtime: Runtime) -> None:
-        principal = await _acting_user(runtime, user_name)
+        principal = await acting_user(runtime, user_name)
         await serve_stdio(runtime, principal, project_name)
 
     run_with_runtime(get_settings(), work)
 
 
 @main.command()
-@click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @project_option
 @click.option(
     "--url", default=None, help="The service's base URL (default: the public URL setting)."
@@ -573,8 +571,10 @@ def mcp_command(project_name: str | None, user_name: str | None) -> None:
 def upload(
     paths: tuple[Path, ...], project_name: str, url: str | None, wait: bool, as_json: bool
 ) -> None:
-    """Upload files to a running service through the grant flow, with a progress bar."""
+    """Upload files (and the supported files in folders) to a running service through the
+    grant flow, with a progress bar."""
     from service.cli.client import ShortlistClient
+    from service.cli.files import expand_paths
 
     settings = get_settings()
     if settings.token is None:
@@ -584,7 +584,7 @@ def upload(
     entries: list[dict[str, Any]] = []
     with ShortlistClient(url or settings.public_url, settings.token.get_secret_value()) as client:
         target = client.find_project(project_name)
-        for path in paths:
+        for path in expand_paths(paths):
             try:
                 with click.progressbar(
                     length=path.stat().st_size, label=path.name, file=sys.stderr

@@ -22,7 +22,7 @@ from service.mcp.caller import Caller, resolve_project
 from service.records import Document, Project
 from service.services import documents as documents_service
 from service.services import mentions as mentions_service
-from service.storage.db import Connection, connection, fetch_one
+from service.storage.db import Connection, connection
 
 P = ParamSpec("P")
 
@@ -69,28 +69,7 @@ async def find_document(
     conn: Connection, caller: Caller, reference: str, project: Project | None
 ) -> Document:
     """A document by id (any of the user's projects) or by name (in ``project``)."""
-    reference = reference.strip()
-    principal = caller.principal
-    try:
-        document_id = UUID(reference)
-    except ValueError:
-        pass
-    else:
-        try:
-            return await documents_service.get_document(conn, principal, document_id)
-        except DocumentNotFound:
-            pass
-    if project is None:
-        raise DocumentNotFound(f"No document with id {reference!r}.")
-    if "\x00" in reference:  # no name holds NUL, and PostgreSQL refuses it as a parameter
-        raise DocumentNotFound(f"Project {project.name!r} has no document named {reference!r}.")
-    row = await fetch_one(conn, "fetch_document_by_name", project_id=project.id, name=reference)
-    if row is None:
-        raise DocumentNotFound(
-            f"Project {project.name!r} has no document named {reference!r}; "
-            "call list_documents for the exact names."
-        )
-    return await documents_service.get_document(conn, principal, row["id"])
+    return await documents_service.find_document(conn, caller.principal, reference, project)
 
 
 def require_searchable(document: Document) -> None:

@@ -12,7 +12,7 @@ import anyio.to_thread
 from extract.detect import SUPPORTED_FORMATS
 from extract.page_markers import slice_pages
 from service.errors import DocumentNotFound, DocumentNotReady, InvalidPageRange
-from service.records import Document, Principal
+from service.records import Document, Principal, Project
 from service.services import projects
 from service.storage.db import Connection, fetch_all, fetch_one
 
@@ -78,6 +78,33 @@ async def get_document(conn: Connection, principal: Principal, document_id: UUID
     if row is None:
         raise DocumentNotFound()
     return Document.from_row(row)
+
+
+async def find_document(
+    conn: Connection, principal: Principal, reference: str, project: Project | None
+) -> Document:
+    """A document by id (in any of the user's projects) or by exact name (in ``project``)."""
+    reference = reference.strip()
+    try:
+        document_id = UUID(reference)
+    except ValueError:
+        pass
+    else:
+        try:
+            return await get_document(conn, principal, document_id)
+        except DocumentNotFound:
+            pass
+    if project is None:
+        raise DocumentNotFound(f"No document with id {reference!r}.")
+    if "\x00" in reference:  # no name holds NUL, and PostgreSQL refuses it as a parameter
+        raise DocumentNotFound(f"Project {project.name!r} has no document named {reference!r}.")
+    row = await fetch_one(conn, "fetch_document_by_name", project_id=project.id, name=reference)
+    if row is None:
+        raise DocumentNotFound(
+            f"Project {project.name!r} has no document named {reference!r}; "
+            "list the project's documents for the exact names."
+        )
+    return await get_document(conn, principal, row["id"])
 
 
 def parse_pages(text: str | None) -> tuple[int, int] | None:

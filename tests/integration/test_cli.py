@@ -249,3 +249,41 @@ def test_import_fetches_web_addresses_through_a_running_service(
     assert fetched["document"]["name"] == "cells.pdf"
     assert missing["status"] == "error"
     assert missing["error"]["code"] == "url_unreachable"
+
+
+def test_a_folder_is_ingested_and_its_documents_listed_shown_reextracted_and_deleted(
+    db_url: str, tmp_path: Path
+) -> None:
+    folder = tmp_path / "notes"
+    (folder / "deep").mkdir(parents=True)
+    (folder / "a.md").write_text("# Alpha\n\nGlaciers retreat.\n", encoding="utf-8")
+    (folder / "deep" / "b.txt").write_text("Moraines remain.\n", encoding="utf-8")
+    (folder / "deep" / "tool.exe").write_bytes(b"MZ" * 10)  # not a supported kind: not sent
+    (folder / ".hidden.md").write_text("# Secret\n", encoding="utf-8")
+    (folder / "~$a.md").write_text("lock\n", encoding="utf-8")
+    shortlist(db_url, tmp_path, "user", "create", "alice")
+
+    ingested = shortlist(db_url, tmp_path, "ingest", str(folder), "--json")
+    assert ingested.returncode == 0, ingested.stderr
+    assert sorted(e["document"]["name"] for e in json.loads(ingested.stdout)) == ["a.md", "b.txt"]
+
+    listed = json.loads(shortlist(db_url, tmp_path, "documents", "list", "--json").stdout)
+    assert sorted(d["name"] for d in listed["documents"]) == ["a.md", "b.txt"]
+    assert {d["status"] for d in listed["documents"]} == {"ready"}
+
+    shown = shortlist(db_url, tmp_path, "documents", "show", "a.md", "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["page_count"] == 1
+
+    again = shortlist(db_url, tmp_path, "documents", "reextract", "a.md", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["status"] == "pending"
+
+    deleted = shortlist(db_url, tmp_path, "documents", "delete", "b.txt")
+    assert deleted.returncode == 0, deleted.stderr
+    assert "Deleted 'b.txt'" in deleted.stdout
+    missing = shortlist(db_url, tmp_path, "documents", "show", "b.txt", "--json")
+    assert missing.returncode == 2
+    assert json.loads(missing.stdout)["error"]["code"] == "document_not_found"
+    listed = json.loads(shortlist(db_url, tmp_path, "documents", "list", "--json").stdout)
+    assert [d["name"] for d in listed["documents"]] == ["a.md"]
