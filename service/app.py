@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from litestar import Litestar, Router
 from litestar.types import ControllerRouterHandler
@@ -34,8 +34,15 @@ from service.storage.blobs.local_routes import local_blob_router
 logger = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings | None = None) -> Litestar:
-    """A new Shortlist ASGI app; nothing is opened until its lifespan starts."""
+def create_app(
+    settings: Settings | None = None,
+    *,
+    on_start: Callable[[Runtime], Awaitable[None]] | None = None,
+) -> Litestar:
+    """A new Shortlist ASGI app; nothing is opened until its lifespan starts.
+
+    ``on_start`` runs once the runtime is open (``shortlist serve`` greets a first run there).
+    """
     settings = settings or get_settings()
     blobs = build_blob_store(settings)
     mcp_http = McpHttp(settings)
@@ -44,6 +51,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with open_runtime(settings, blobs=blobs) as runtime, _background_tasks(runtime):
             app.state.runtime = runtime
+            if on_start is not None:
+                await on_start(runtime)
             yield
 
     return Litestar(

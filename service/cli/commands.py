@@ -13,6 +13,7 @@ import contextlib
 import functools
 import json
 import logging
+import shutil
 import signal
 import sys
 import textwrap
@@ -161,14 +162,32 @@ def serve(host: str | None, port: int | None, worker: bool | None) -> None:
         click.echo(
             f"Database: embedded PostgreSQL in {settings.database.embedded_dir or settings.data_dir / 'postgres'}"
         )
-    click.echo("First run? Create a user and get a token: shortlist user create NAME")
+    program = invoked_as()
+
+    async def greet_first_run(runtime: Runtime) -> None:
+        async with connection(runtime.pool) as conn:
+            if not await users.list_users(conn):
+                click.echo(f"No users yet. Create one and get a token: {program} user create NAME")
+
     uvicorn.run(
-        create_app(settings),
+        create_app(settings, on_start=greet_first_run),
         host=settings.server.host,
         port=settings.server.port,
         log_level=settings.server.log_level,
         proxy_headers=True,
     )
+
+
+def invoked_as() -> str:
+    """How to name this command in a hint: ``shortlist`` when that is what the shell finds,
+    else the path it was started by (``.venv/bin/shortlist`` for a README install)."""
+    started = Path(sys.argv[0])
+    if started.name != "shortlist":
+        return "shortlist"  # python -m service.cli, or an embedding program
+    on_path = shutil.which("shortlist")
+    if on_path is not None and Path(on_path).resolve() == started.resolve():
+        return "shortlist"
+    return str(sys.argv[0])
 
 
 # --- config ----------------------------------------------------------------
@@ -177,13 +196,15 @@ def serve(host: str | None, port: int | None, worker: bool | None) -> None:
 @main.command()
 @json_option
 def config(as_json: bool) -> None:
-    """Print the effective settings, secrets masked."""
-    effective = get_settings().masked()
+    """Print the effective settings, secrets masked; values left unset show what is in effect."""
+    settings = get_settings()
+    effective = settings.masked()
+    effective["server"]["public_url"] = settings.public_url
     effective["resolved"] = {
-        "public_url": get_settings().public_url,
-        "storage_backend": get_settings().storage_backend,
-        "reranker": get_settings().reranker_kind,
-        "database": "external (DATABASE_URL)" if get_settings().database_url else "embedded",
+        "public_url": settings.public_url,
+        "storage_backend": settings.storage_backend,
+        "reranker": settings.reranker_kind,
+        "database": "external (DATABASE_URL)" if settings.database_url else "embedded",
     }
     if as_json:
         emit_json(effective)

@@ -92,6 +92,7 @@ def test_config_masks_secrets(tmp_path: Path) -> None:
     assert "pw" not in result.stdout and "k-123" not in result.stdout
     assert document["database_url"] == "********"
     assert document["resolved"]["reranker"] == "cohere"
+    assert document["server"]["public_url"] == "http://127.0.0.1:8000", "what is in effect"
 
 
 @pytest.mark.parametrize("args", [["--help"], ["serve", "--help"], ["user", "create", "--help"]])

@@ -66,6 +66,9 @@ def test_serve_with_no_configuration_answers_health_on_embedded_postgres() -> No
         assert _postgres_processes(data_dir / "postgres"), (
             "the embedded server runs in the data dir"
         )
+        assert "No users yet. Create one and get a token: shortlist user create NAME" in (
+            log_path.read_text()
+        ), "a first run says what to do next"
 
         server.send_signal(signal.SIGINT)
         server.wait(timeout=60)
