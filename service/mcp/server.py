@@ -109,7 +109,8 @@ def build_server(caller_of: CallerLookup) -> MCPServer:
         document: Annotated[str, Field(description="Document name (as listed) or id.")],
         ctx: Context,
         pages: Annotated[
-            str | None, Field(description='A page or page range, e.g. "12" or "3-5".')
+            int | str | None,
+            Field(description='A page or page range: 12, "12" or "3-5".'),
         ] = None,
         project: Annotated[
             str | None, Field(description=PROJECT_HELP + " Only needed for names.")

@@ -156,9 +156,9 @@ def document_entry(document: Document) -> dict[str, Any]:
 
 @reports_errors
 async def read_document(
-    caller: Caller, document: str, pages: str | None = None, project: str | None = None
+    caller: Caller, document: str, pages: int | str | None = None, project: str | None = None
 ) -> CallToolResult:
-    span = documents_service.parse_pages(pages)
+    span = documents_service.parse_pages(None if pages is None else str(pages))
     async with connection(caller.runtime.pool) as conn:
         target = await _project_for_names(conn, caller, document, project)
         found = await find_document(conn, caller, document, target)

@@ -117,14 +117,16 @@ async def test_list_documents_says_why_a_document_is_not_searchable(
     assert entries["report.pdf"]["searchable"] is True
 
 
+@pytest.mark.parametrize("pages", ["3", 3], ids=["string", "integer"])
 async def test_read_document_returns_only_the_pages_asked_for(
-    base_url: str, library: Library
+    base_url: str, library: Library, pages: str | int
 ) -> None:
     async with http_client(base_url, library.alice_token) as client:
         result = await client.call_tool(
-            "read_document", {"document": library.ids["report.pdf"], "pages": "3"}
+            "read_document", {"document": library.ids["report.pdf"], "pages": pages}
         )
 
+    assert not result.is_error, text_of(result)
     text = text_of(result)
     assert text.startswith(f"# report.pdf — p. 3 of {REPORT_PAGES}")
     assert QUOKKA in text
