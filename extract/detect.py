@@ -55,6 +55,19 @@ ALLOWED_CONTENT_TYPES: Mapping[str, Kind] = {
 }
 """Content types an upload may declare, and the kind each one declares."""
 
+KIND_CONTENT_TYPES: Mapping[Kind, str] = {
+    "pdf": "application/pdf",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "csv": "text/csv",
+    "html": "text/html",
+    "markdown": "text/markdown",
+    "text": "text/plain",
+}
+"""The one media type of each kind: what a document of that kind is recorded and served as,
+whatever type the client declared (a declaration only ever picks a kind)."""
+
 GENERIC_CONTENT_TYPES = frozenset(
     {"", "application/octet-stream", "binary/octet-stream", "application/x-download"}
 )

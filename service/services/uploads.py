@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, NamedTuple
@@ -22,10 +23,11 @@ from uuid import UUID
 
 import anyio.to_thread
 
-from extract import UnsupportedFormatError, kind_for_upload
+from extract import KIND_CONTENT_TYPES, Kind, UnsupportedFormatError, kind_for_upload
 from service.errors import (
     DuplicateDocumentName,
     FileTooLarge,
+    InvalidContentType,
     InvalidRequest,
     UnsupportedFileType,
     UploadAlreadyUsed,
@@ -69,11 +71,50 @@ async def ensure_name_is_free(conn: Connection, project_id: UUID, name: str) -> 
         )
 
 
-def check_file(
-    runtime: Runtime, filename: str, content_type: str | None, size: int
-) -> tuple[str, str]:
-    """(clean name, content type) when the file may be uploaded; the refusal otherwise."""
+class CheckedFile(NamedTuple):
+    """A file that may be uploaded."""
+
+    name: str
+    """The cleaned file name, the document's name."""
+    upload_type: str
+    """The media type the bytes are sent to the store with: the (valid) declared one, else
+    the declared kind's."""
+    document_type: str
+    """The type the document is recorded with until extraction finds what its bytes are:
+    the declared kind's own media type (see ``KIND_CONTENT_TYPES``), never the raw
+    declaration."""
+
+
+_TCHARS = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+_QUOTED = r'"(?:[\t !#-\[\]-~]|\\[\t -~])*"'
+_MEDIA_TYPE = re.compile(
+    rf"{_TCHARS}/{_TCHARS}(?:[ \t]*;[ \t]*{_TCHARS}=(?:{_TCHARS}|{_QUOTED}))*", re.ASCII
+)
+"""RFC 9110 section 8.3.1: ``type/subtype`` and ``; name=value`` parameters, printable ASCII."""
+
+
+def check_content_type(content_type: str | None) -> str | None:
+    """The declared media type without surrounding blanks; None when none was declared.
+
+    Raises:
+        InvalidContentType: for anything else (control characters such as NUL, CR or LF,
+            non-ASCII, or text that is not ``type/subtype[; name=value]...``).
+    """
+    if content_type is None or not content_type.strip(" \t"):
+        return None
+    value = content_type.strip(" \t")
+    if _MEDIA_TYPE.fullmatch(value) is None:
+        raise InvalidContentType(
+            f"{content_type!r} is not a media type; declare one such as application/pdf or "
+            "text/plain (or none, and the file name decides)."
+        )
+    return value
+
+
+def check_file(runtime: Runtime, filename: str, content_type: str | None, size: int) -> CheckedFile:
+    """The file's name and types when it may be uploaded; the refusal otherwise."""
     name = clean_filename(filename)
+    declared = check_content_type(content_type)
     limit = runtime.settings.storage.max_upload_bytes
     if size < 1:
         raise InvalidRequest("The file is empty.", field="size")
@@ -83,23 +124,17 @@ def check_file(
             size=size,
             limit=limit,
         )
+    kind_type = KIND_CONTENT_TYPES[declared_kind_of(name, declared)]
+    return CheckedFile(name=name, upload_type=declared or kind_type, document_type=kind_type)
+
+
+def declared_kind_of(filename: str, content_type: str | None) -> Kind:
+    """The kind a file's name (or else its declared type) claims; UnsupportedFileType
+    when neither names a kind that can be searched."""
     try:
-        kind = kind_for_upload(name, content_type)
+        return kind_for_upload(filename, content_type)
     except UnsupportedFormatError as exc:
         raise UnsupportedFileType(exc.message) from exc
-    return name, content_type or _default_content_type(kind)
-
-
-def _default_content_type(kind: str) -> str:
-    return {
-        "pdf": "application/pdf",
-        "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-        "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-        "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        "csv": "text/csv",
-        "html": "text/html",
-        "markdown": "text/markdown",
-    }.get(kind, "text/plain")
 
 
 async def grant_upload(
@@ -115,7 +150,8 @@ async def grant_upload(
     """Check everything, record the upload, and return the grant a client uploads with."""
     runtime.upload_limiter.check(str(principal.token_id))
     await projects.get_project(conn, principal.user_id, project_id)
-    name, declared_type = check_file(runtime, filename, content_type, size)
+    checked = check_file(runtime, filename, content_type, size)
+    name, declared_type = checked.name, checked.upload_type
     await ensure_name_is_free(conn, project_id, name)
 
     upload_id = uuid.uuid4()
@@ -207,7 +243,10 @@ async def register_document(
                         {
                             "project_id": project_id,
                             "name": upload.filename,
-                            "content_type": upload.content_type,
+                            # The declared kind's type; extraction records what the bytes are.
+                            "content_type": KIND_CONTENT_TYPES[
+                                declared_kind_of(upload.filename, upload.content_type)
+                            ],
                             "size_bytes": upload.size_bytes,
                             "object_key": upload.object_key,
                             "status": "pending",
