@@ -40,8 +40,9 @@ async def ingest_file(
     try:
         data = await anyio.to_thread.run_sync(path.read_bytes)
         guessed = mimetypes.guess_type(path.name)[0]
-        checked = uploads.check_file(runtime, name or path.name, guessed, len(data))
-        clean_name, content_type = checked.name, checked.upload_type
+        clean_name, content_type = uploads.check_file(
+            runtime, name or path.name, guessed, len(data)
+        )
         key = uploads.object_key(project.id, uuid.uuid4())
         async with connection(runtime.pool) as conn:
             await uploads.ensure_name_is_free(conn, project.id, clean_name)
@@ -57,7 +58,7 @@ async def ingest_file(
                             {
                                 "project_id": project.id,
                                 "name": clean_name,
-                                "content_type": checked.document_type,
+                                "content_type": content_type,
                                 "size_bytes": len(data),
                                 "object_key": key,
                             },

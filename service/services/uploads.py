@@ -71,20 +71,6 @@ async def ensure_name_is_free(conn: Connection, project_id: UUID, name: str) -> 
         )
 
 
-class CheckedFile(NamedTuple):
-    """A file that may be uploaded."""
-
-    name: str
-    """The cleaned file name, the document's name."""
-    upload_type: str
-    """The media type the bytes are sent to the store with: the (valid) declared one, else
-    the declared kind's."""
-    document_type: str
-    """The type the document is recorded with until extraction finds what its bytes are:
-    the declared kind's own media type (see ``KIND_CONTENT_TYPES``), never the raw
-    declaration."""
-
-
 _TCHARS = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 _QUOTED = r'"(?:[\t !#-\[\]-~]|\\[\t -~])*"'
 _MEDIA_TYPE = re.compile(
@@ -111,8 +97,16 @@ def check_content_type(content_type: str | None) -> str | None:
     return value
 
 
-def check_file(runtime: Runtime, filename: str, content_type: str | None, size: int) -> CheckedFile:
-    """The file's name and types when it may be uploaded; the refusal otherwise."""
+def check_file(
+    runtime: Runtime, filename: str, content_type: str | None, size: int
+) -> tuple[str, str]:
+    """(clean name, content type) when the file may be uploaded; the refusal otherwise.
+
+    The content type is the declared kind's own (``KIND_CONTENT_TYPES``): the grant pins
+    it, the store keeps it and the document is recorded with it until extraction finds
+    what the bytes are. A declaration (which must be a media type) only picks the kind,
+    after the extension.
+    """
     name = clean_filename(filename)
     declared = check_content_type(content_type)
     limit = runtime.settings.storage.max_upload_bytes
@@ -124,8 +118,7 @@ def check_file(runtime: Runtime, filename: str, content_type: str | None, size: 
             size=size,
             limit=limit,
         )
-    kind_type = KIND_CONTENT_TYPES[declared_kind_of(name, declared)]
-    return CheckedFile(name=name, upload_type=declared or kind_type, document_type=kind_type)
+    return name, KIND_CONTENT_TYPES[declared_kind_of(name, declared)]
 
 
 def declared_kind_of(filename: str, content_type: str | None) -> Kind:
@@ -150,8 +143,7 @@ async def grant_upload(
     """Check everything, record the upload, and return the grant a client uploads with."""
     runtime.upload_limiter.check(str(principal.token_id))
     await projects.get_project(conn, principal.user_id, project_id)
-    checked = check_file(runtime, filename, content_type, size)
-    name, declared_type = checked.name, checked.upload_type
+    name, pinned_type = check_file(runtime, filename, content_type, size)
     await ensure_name_is_free(conn, project_id, name)
 
     upload_id = uuid.uuid4()
@@ -165,7 +157,7 @@ async def grant_upload(
         part_size = part_size_for(size, storage.multipart_part_bytes)
         grant = await anyio.to_thread.run_sync(
             lambda: store.presign_multipart_upload(
-                key, content_type=declared_type, size=size, part_size=part_size, expires_in=expiry
+                key, content_type=pinned_type, size=size, part_size=part_size, expires_in=expiry
             )
         )
     else:
@@ -174,7 +166,7 @@ async def grant_upload(
         await anyio.to_thread.run_sync(store.check)
         grant = await anyio.to_thread.run_sync(
             lambda: store.presign_upload(
-                key, content_type=declared_type, max_size=size, expires_in=expiry
+                key, content_type=pinned_type, max_size=size, expires_in=expiry
             )
         )
     values = {
@@ -182,7 +174,7 @@ async def grant_upload(
         "project_id": project_id,
         "user_id": principal.user_id,
         "filename": name,
-        "content_type": declared_type,
+        "content_type": pinned_type,
         "size_bytes": size,
         "object_key": key,
         "expires_at": max(grant.expires_at, datetime.now(UTC) + timedelta(seconds=expiry)),
@@ -243,7 +235,9 @@ async def register_document(
                         {
                             "project_id": project_id,
                             "name": upload.filename,
-                            # The declared kind's type; extraction records what the bytes are.
+                            # The declared kind's type (grants made before types were
+                            # pinned hold the raw declaration); extraction records what
+                            # the bytes are.
                             "content_type": KIND_CONTENT_TYPES[
                                 declared_kind_of(upload.filename, upload.content_type)
                             ],

@@ -272,3 +272,36 @@ def test_a_pdf_original_still_opens_inline(live: Live) -> None:
     assert document["status"] == "ready", document
     assert response.content == pdf
     assert_served(live, response, "pdf")
+
+
+def test_the_grant_pins_the_kinds_type_so_no_store_keeps_a_declared_one(
+    live: Live, s3_store: S3BlobStore
+) -> None:
+    with live.client() as client:
+        granted = client.post(
+            "/api/uploads",
+            json={
+                "project_id": live.project_id,
+                "filename": "sketch.txt",
+                "content_type": "image/svg+xml",
+                "size": len(SVG),
+            },
+        )
+    assert granted.status_code == 201, granted.text
+    grant = granted.json()
+    if live.store == "local":
+        assert grant["headers"] == {"Content-Type": "text/plain"}
+        refused = httpx.put(grant["url"], content=SVG, headers={"Content-Type": "image/svg+xml"})
+        assert refused.status_code == 415
+        assert refused.json()["code"] == "upload_content_type_mismatch"
+    else:
+        assert grant["fields"]["Content-Type"] == "text/plain"
+        sent = httpx.post(
+            grant["url"],
+            data=grant["fields"],
+            files={"file": ("sketch.txt", SVG, "image/svg+xml")},
+        )
+        assert sent.status_code == 204, sent.text
+        stored = s3_store.head(grant["fields"]["key"])
+        assert stored is not None
+        assert stored.content_type == "text/plain"
