@@ -5,7 +5,8 @@ Mallory uploads an HTML page, an SVG drawing (as ``drawing.txt``, declared
 one's script would read ``/api/session`` (with its CSRF token) and list projects, and
 its images, stylesheet and frame point at a local "remote" server. Alice, signed in to
 the panel, opens mallory's links: no script runs, no request reaches ``/api/*`` from
-the original, and the remote server hears nothing. A control page served by that same
+the original, and the remote server hears nothing; a PDF still opens in Chromium's
+viewer (inline, sandboxed, no download). A control page served by that same
 remote server shows the probes would have caught it.
 """
 
@@ -22,6 +23,7 @@ import pytest
 from service.services import users
 from tests.browser.chromium import UI_TIMEOUT_MS
 from tests.browser.conftest import create_user_beside_playwright
+from tests.integration.documents.conftest import make_pdf
 from tests.support.originals import (
     MARKER,
     hostile_html,
@@ -76,12 +78,14 @@ def remote() -> Iterator[RemoteServer]:
 
 
 def mallorys_links(db_url: str, service_url: str, remote: str) -> dict[str, str]:
-    """Mallory's three hostile originals, extracted; name -> the link the service hands out."""
+    """Mallory's three hostile originals and a PDF, extracted; name -> the link the
+    service hands out."""
     mallory = create_user_beside_playwright(db_url, "mallory")
     files = [
         ("notes.html", hostile_html(remote), "text/html"),
         ("drawing.txt", hostile_svg(remote), "image/svg+xml"),
         ("page.md", hostile_html(remote), "text/html"),
+        ("survey.pdf", make_pdf(["The estuary survey took nine days."]), "application/pdf"),
     ]
     links: dict[str, str] = {}
     with httpx.Client(
@@ -105,6 +109,7 @@ def test_opening_another_users_html_or_svg_original_runs_nothing_and_fetches_not
     from playwright.sync_api import expect
 
     links = mallorys_links(db_url, service_url, remote.url)
+    pdf_link = links.pop("survey.pdf")
     context = browser.new_context(accept_downloads=True)
     context.set_default_timeout(UI_TIMEOUT_MS)
     page = context.new_page()
@@ -132,6 +137,21 @@ def test_opening_another_users_html_or_svg_original_runs_nothing_and_fetches_not
 
     assert opened == {name: name for name in links}
     assert remote.paths == []
+
+    # A PDF still opens in the browser's viewer, at its page, sandboxed.
+    viewer = context.new_page()
+    downloads: list[Any] = []
+    viewer.on("download", lambda download: downloads.append(download))
+    response = viewer.goto(f"{pdf_link}#page=1")
+    assert response is not None
+    headers = response.all_headers()
+    assert headers["content-type"] == "application/pdf"
+    assert headers["content-security-policy"] == "sandbox"
+    assert headers["content-disposition"].startswith("inline;")
+    viewer.wait_for_timeout(500)
+    assert downloads == []
+    assert viewer.url.endswith("#page=1")
+    viewer.close()
     # Alice's own session is untouched and still hers.
     expect(page.locator("#user-name")).to_have_text("alice")
 

@@ -25,7 +25,6 @@ from service.storage.blobs import LocalBlobStore, S3BlobStore
 from tests.browser.conftest import create_user
 from tests.browser.live_service import run_service
 from tests.conftest import create_database, drop_database
-from tests.integration.documents.conftest import make_pdf
 from tests.support.originals import (
     hostile_html,
     hostile_svg,
@@ -260,18 +259,6 @@ def test_bytes_that_are_not_the_declared_kind_are_stored_as_what_they_are(live: 
     assert refused["error"]["code"] == "unsupported_format"
     assert refused_response.content == HTML
     assert_served(live, refused_response, None)
-
-
-def test_a_pdf_original_still_opens_inline(live: Live) -> None:
-    pdf = make_pdf(["The estuary survey took nine days."])
-    with live.client() as client:
-        created = upload_document(client, live.project_id, "survey.pdf", pdf, "application/pdf")
-        document = wait_settled(client, created["id"])
-        response = fetch_original(live, client, document["id"])
-
-    assert document["status"] == "ready", document
-    assert response.content == pdf
-    assert_served(live, response, "pdf")
 
 
 def test_the_grant_pins_the_kinds_type_so_no_store_keeps_a_declared_one(
