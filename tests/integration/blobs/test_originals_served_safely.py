@@ -20,6 +20,7 @@ from typing import NamedTuple
 import httpx
 import pytest
 
+from extract import KINDS
 from service.services.documents import presentation
 from service.storage.blobs import LocalBlobStore, S3BlobStore
 from tests.browser.conftest import create_user
@@ -55,6 +56,10 @@ SERVED_AS: dict[str | None, tuple[str, str]] = {
     None: ("application/octet-stream", "attachment"),
 }
 """Kind found by extraction (None: not yet, or extraction failed) -> (type, disposition)."""
+
+
+def test_every_kind_extraction_knows_has_a_served_type() -> None:
+    assert set(SERVED_AS) == {*KINDS, None}
 
 
 def media_type(response: httpx.Response) -> str:
