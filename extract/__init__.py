@@ -7,7 +7,13 @@ a fresh child process with a memory cap and a wall-clock timeout, and a
 
 from __future__ import annotations
 
-from extract.detect import ALLOWED_CONTENT_TYPES, EXTENSION_KINDS, detect_kind, kind_for_upload
+from extract.detect import (
+    ALLOWED_CONTENT_TYPES,
+    EXTENSION_KINDS,
+    KIND_CONTENT_TYPES,
+    detect_kind,
+    kind_for_upload,
+)
 from extract.document import extract_document
 from extract.errors import (
     CorruptDocumentError,
@@ -26,6 +32,7 @@ __all__ = [
     "ALLOWED_CONTENT_TYPES",
     "EXTENSION_KINDS",
     "KINDS",
+    "KIND_CONTENT_TYPES",
     "CorruptDocumentError",
     "DocumentTooLargeError",
     "EmptyDocumentError",

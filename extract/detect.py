@@ -85,12 +85,21 @@ def _spoken_list(names: list[str]) -> str:
 SUPPORTED_FORMATS = _spoken_list(list(FORMAT_NAMES.values()))
 """The kinds an upload may be, for people: ``"PDF, Word, …, Markdown or text"``."""
 
-DEFAULT_CONTENT_TYPES: Mapping[Kind, str] = {
-    kind: next(declared for declared, its in ALLOWED_CONTENT_TYPES.items() if its == kind)
-    for kind in dict.fromkeys(ALLOWED_CONTENT_TYPES.values())
+KIND_CONTENT_TYPES: Mapping[Kind, str] = {
+    "pdf": "application/pdf",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "epub": "application/epub+zip",
+    "csv": "text/csv",
+    "html": "text/html",
+    "markdown": "text/markdown",
+    "text": "text/plain",
+    "notebook": "application/x-ipynb+json",
+    "webvtt": "text/vtt",
 }
-"""The content type a file of each kind is stored with when its upload declared none
-(the first one :data:`ALLOWED_CONTENT_TYPES` lists for the kind)."""
+"""The one media type of each kind: what a document of that kind is recorded and served as,
+whatever type the client declared (a declaration only ever picks a kind)."""
 
 GENERIC_CONTENT_TYPES = frozenset(
     {"", "application/octet-stream", "binary/octet-stream", "application/x-download"}

@@ -9,7 +9,8 @@ A subclass's docstring is its default message::
     ShortlistError
     ├── InvalidRequest (400)
     │   ├── EmptyName
-    │   └── InvalidPageRange
+    │   ├── InvalidPageRange
+    │   └── InvalidContentType
     ├── NotAuthenticated (401)
     ├── NotFound (404)
     │   ├── UserNotFound, ProjectNotFound, DocumentNotFound, UploadNotFound, TokenNotFound
@@ -66,6 +67,12 @@ class InvalidPageRange(InvalidRequest):
     """Pages must be a number or a range such as 3-5, within the document."""
 
     code = "invalid_page_range"
+
+
+class InvalidContentType(InvalidRequest):
+    """The content type must be a media type such as `application/pdf` or `text/plain; charset=utf-8`."""
+
+    code = "invalid_content_type"
 
 
 class NotAuthenticated(ShortlistError):

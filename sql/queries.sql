@@ -167,9 +167,10 @@ WHERE id = %(document_id)s AND status IN ('pending', 'processing')
 RETURNING id, name, content_type, size_bytes, object_key, attempts, source_url;
 
 -- store_extraction --
--- Save a successful extraction: the whole Markdown, once
+-- Save a successful extraction: the whole Markdown, once, and the type of the kind found
 UPDATE documents SET status = 'ready', markdown = %(markdown)s, content_hash = %(content_hash)s,
-       kind = %(kind)s, page_count = %(page_count)s, warnings = %(warnings)s,
+       kind = %(kind)s, content_type = %(content_type)s, page_count = %(page_count)s,
+       warnings = %(warnings)s,
        error_code = NULL, error_message = NULL, extracted_at = now(), updated_at = now()
 WHERE id = %(document_id)s AND status = 'processing'
 RETURNING id, project_id, content_hash;

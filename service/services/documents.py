@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 from uuid import UUID
 
 import anyio.to_thread
 
+from extract import KIND_CONTENT_TYPES, Kind
 from extract.detect import SUPPORTED_FORMATS
 from extract.page_markers import slice_pages
 from service.errors import DocumentNotFound, DocumentNotReady, InvalidPageRange
 from service.records import Document, Principal, Project
 from service.services import projects
+from service.storage.blobs.disposition import Disposition
 from service.storage.db import Connection, fetch_all, fetch_one
 
 if TYPE_CHECKING:
@@ -158,19 +160,48 @@ def _not_ready_message(document: Document) -> str:
     return f"{document.name!r} is still being extracted ({document.status}); try again shortly."
 
 
+class Presentation(NamedTuple):
+    """How an original is served: its type and its ``Content-Disposition``."""
+
+    content_type: str
+    disposition: Disposition
+
+
+UNKNOWN_ORIGINAL = Presentation("application/octet-stream", "attachment")
+"""An original whose kind extraction has not (or could not) establish: bytes to save."""
+
+INLINE_KINDS: frozenset[Kind] = frozenset({"pdf"})
+"""Kinds a browser may display in place (the panel's ``#page=N`` links open PDFs);
+every other original is a download."""
+
+
+def presentation(kind: str | None) -> Presentation:
+    """How to serve an original of ``kind`` (what extraction found in its bytes, never
+    what the uploader declared): the kind's own media type, inline only for PDFs."""
+    if kind not in KIND_CONTENT_TYPES:
+        return UNKNOWN_ORIGINAL
+    known = cast("Kind", kind)
+    return Presentation(
+        KIND_CONTENT_TYPES[known], "inline" if known in INLINE_KINDS else "attachment"
+    )
+
+
 async def download_url(
     runtime: Runtime, conn: Connection, principal: Principal, document_id: UUID
 ) -> str:
-    """A short-lived link to the original, served inline so ``#page=N`` works."""
+    """A short-lived link to the original: a PDF opens inline (``#page=N`` works), any
+    other kind downloads, always under the type of the kind its bytes were found to be."""
     document = await get_document(conn, principal, document_id)
     if document.object_key is None:
         raise DocumentNotFound("The original of this document was not kept.")
     key = document.object_key
+    served = presentation(document.kind)
     return await anyio.to_thread.run_sync(
         lambda: runtime.blobs.download_url(
             key,
             filename=document.name,
-            content_type=document.content_type,
+            content_type=served.content_type,
+            disposition=served.disposition,
             expires_in=runtime.settings.storage.download_expiry_seconds,
         )
     )

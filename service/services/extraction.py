@@ -15,7 +15,7 @@ from uuid import UUID
 
 import anyio.to_thread
 
-from extract import Extraction, ExtractionError, ExtractionLimits
+from extract import KIND_CONTENT_TYPES, Extraction, ExtractionError, ExtractionLimits
 from service.errors import ShortlistError
 from service.services import imports
 from service.storage.blobs import BlobNotFound
@@ -54,6 +54,9 @@ def content_hash(markdown: str) -> str:
 async def save_extraction(conn: Connection, document_id: UUID, extraction: Extraction) -> bool:
     """Store a successful extraction; False when the document was deleted meanwhile.
 
+    The document's content type becomes its detected kind's (what its bytes are), so
+    nothing the uploader declared is kept as its type.
+
     Some PDFs carry NUL characters in their text, which PostgreSQL cannot store;
     each becomes U+FFFD, so the text keeps its length and its page markers.
     """
@@ -65,6 +68,7 @@ async def save_extraction(conn: Connection, document_id: UUID, extraction: Extra
         markdown=markdown,
         content_hash=content_hash(markdown),
         kind=extraction.kind,
+        content_type=KIND_CONTENT_TYPES[extraction.kind],
         page_count=extraction.page_count,
         warnings=[warning.replace("\x00", "\ufffd") for warning in extraction.warnings],
     )

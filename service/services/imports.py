@@ -99,10 +99,10 @@ async def fetch_original(
     supported type); the caller records it on the document.
     """
     fetched = await fetch(url, fetch_policy(runtime.settings))
-    uploads.check_file(runtime, name, fetched.content_type, len(fetched.data))
-    await anyio.to_thread.run_sync(
-        lambda: runtime.blobs.write(key, fetched.data, fetched.content_type)
-    )
+    # As for an upload, the response's type only picks a kind; the kind's own type is kept.
+    _, content_type = uploads.check_file(runtime, name, fetched.content_type, len(fetched.data))
+    fetched = fetched._replace(content_type=content_type)
+    await anyio.to_thread.run_sync(lambda: runtime.blobs.write(key, fetched.data, content_type))
     async with connection(runtime.pool) as conn:
         await execute(
             conn,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Literal, NamedTuple
@@ -22,11 +23,11 @@ from uuid import UUID
 
 import anyio.to_thread
 
-from extract import UnsupportedFormatError, kind_for_upload
-from extract.detect import DEFAULT_CONTENT_TYPES
+from extract import KIND_CONTENT_TYPES, Kind, UnsupportedFormatError, kind_for_upload
 from service.errors import (
     DuplicateDocumentName,
     FileTooLarge,
+    InvalidContentType,
     InvalidRequest,
     UnsupportedFileType,
     UploadAlreadyUsed,
@@ -106,11 +107,44 @@ async def insert_stored_document(
     return Document.from_row(row)
 
 
+_TCHARS = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+_QUOTED = r'"(?:[\t !#-\[\]-~]|\\[\t -~])*"'
+_MEDIA_TYPE = re.compile(
+    rf"{_TCHARS}/{_TCHARS}(?:[ \t]*;[ \t]*{_TCHARS}=(?:{_TCHARS}|{_QUOTED}))*", re.ASCII
+)
+"""RFC 9110 section 8.3.1: ``type/subtype`` and ``; name=value`` parameters, printable ASCII."""
+
+
+def check_content_type(content_type: str | None) -> str | None:
+    """The declared media type without surrounding blanks; None when none was declared.
+
+    Raises:
+        InvalidContentType: for anything else (control characters such as NUL, CR or LF,
+            non-ASCII, or text that is not ``type/subtype[; name=value]...``).
+    """
+    if content_type is None or not content_type.strip(" \t"):
+        return None
+    value = content_type.strip(" \t")
+    if _MEDIA_TYPE.fullmatch(value) is None:
+        raise InvalidContentType(
+            f"{content_type!r} is not a media type; declare one such as application/pdf or "
+            "text/plain (or none, and the file name decides)."
+        )
+    return value
+
+
 def check_file(
     runtime: Runtime, filename: str, content_type: str | None, size: int
 ) -> tuple[str, str]:
-    """(clean name, content type) when the file may be uploaded; the refusal otherwise."""
+    """(clean name, content type) when the file may be uploaded; the refusal otherwise.
+
+    The content type is the declared kind's own (``KIND_CONTENT_TYPES``): the grant pins
+    it, the store keeps it and the document is recorded with it until extraction finds
+    what the bytes are. A declaration (which must be a media type) only picks the kind,
+    after the extension.
+    """
     name = clean_filename(filename)
+    declared = check_content_type(content_type)
     limit = runtime.settings.storage.max_upload_bytes
     if size < 1:
         raise InvalidRequest("The file is empty.", field="size")
@@ -120,11 +154,16 @@ def check_file(
             size=size,
             limit=limit,
         )
+    return name, KIND_CONTENT_TYPES[declared_kind_of(name, declared)]
+
+
+def declared_kind_of(filename: str, content_type: str | None) -> Kind:
+    """The kind a file's name (or else its declared type) claims; UnsupportedFileType
+    when neither names a kind that can be searched."""
     try:
-        kind = kind_for_upload(name, content_type)
+        return kind_for_upload(filename, content_type)
     except UnsupportedFormatError as exc:
         raise UnsupportedFileType(exc.message) from exc
-    return name, content_type or DEFAULT_CONTENT_TYPES.get(kind, "application/octet-stream")
 
 
 async def grant_upload(
@@ -140,7 +179,7 @@ async def grant_upload(
     """Check everything, record the upload, and return the grant a client uploads with."""
     runtime.upload_limiter.check(str(principal.token_id))
     await projects.get_project(conn, principal.user_id, project_id)
-    name, declared_type = check_file(runtime, filename, content_type, size)
+    name, pinned_type = check_file(runtime, filename, content_type, size)
     await ensure_name_is_free(conn, project_id, name)
 
     upload_id = uuid.uuid4()
@@ -154,7 +193,7 @@ async def grant_upload(
         part_size = part_size_for(size, storage.multipart_part_bytes)
         grant = await anyio.to_thread.run_sync(
             lambda: store.presign_multipart_upload(
-                key, content_type=declared_type, size=size, part_size=part_size, expires_in=expiry
+                key, content_type=pinned_type, size=size, part_size=part_size, expires_in=expiry
             )
         )
     else:
@@ -163,7 +202,7 @@ async def grant_upload(
         await anyio.to_thread.run_sync(store.check)
         grant = await anyio.to_thread.run_sync(
             lambda: store.presign_upload(
-                key, content_type=declared_type, max_size=size, expires_in=expiry
+                key, content_type=pinned_type, max_size=size, expires_in=expiry
             )
         )
     values = {
@@ -171,7 +210,7 @@ async def grant_upload(
         "project_id": project_id,
         "user_id": principal.user_id,
         "filename": name,
-        "content_type": declared_type,
+        "content_type": pinned_type,
         "size_bytes": size,
         "object_key": key,
         "expires_at": max(grant.expires_at, datetime.now(UTC) + timedelta(seconds=expiry)),
@@ -228,7 +267,9 @@ async def register_document(
             "insert_document",
             project_id=project_id,
             name=upload.filename,
-            content_type=upload.content_type,
+            # The declared kind's type (grants made before types were pinned hold the raw
+            # declaration); extraction records what the bytes are.
+            content_type=KIND_CONTENT_TYPES[declared_kind_of(upload.filename, upload.content_type)],
             size_bytes=upload.size_bytes,
             object_key=upload.object_key,
             status="pending",

@@ -88,7 +88,13 @@ class DocumentController(Controller):
         principal: PrincipalDep,
         document_id: FromPath[UUID],
     ) -> FileLink:
-        """A short-lived URL to the original, served inline so ``#page=N`` opens that page."""
+        """A short-lived URL to the original.
+
+        Returns:
+            The URL and its expiry. The file is served as the type of the kind extraction
+            found in it (``application/octet-stream`` before that): a PDF inline, so
+            ``#page=N`` opens that page; any other kind as a download; always sandboxed.
+        """
         url = await documents.download_url(runtime, conn, principal, document_id)
         expires = datetime.now(UTC) + timedelta(
             seconds=runtime.settings.storage.download_expiry_seconds

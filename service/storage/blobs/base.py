@@ -9,7 +9,10 @@ Methods are synchronous (boto3 is); async callers run them in a thread.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from service.storage.blobs.disposition import Disposition
 
 
 class UploadPartGrant(NamedTuple):
@@ -76,9 +79,19 @@ class BlobStore(Protocol):
         """Remove the file at ``key``; deleting a missing file is not an error."""
         ...
 
-    def download_url(self, key: str, *, filename: str, content_type: str, expires_in: int) -> str:
-        """An expiring URL serving the file inline, so a browser PDF viewer opens it
-        and ``#page=N`` works."""
+    def download_url(
+        self,
+        key: str,
+        *,
+        filename: str,
+        content_type: str,
+        disposition: Disposition,
+        expires_in: int,
+    ) -> str:
+        """An expiring URL serving the file as ``content_type`` (whatever type it was
+        stored with) under ``disposition``: ``inline`` lets a browser PDF viewer open it
+        so ``#page=N`` works, ``attachment`` makes the browser save it (see
+        :mod:`service.storage.blobs.disposition`)."""
         ...
 
     def check(self) -> None:

@@ -33,6 +33,7 @@ import anyio
 import anyio.to_thread
 
 from service.storage.blobs.base import BlobInfo, UploadGrant, check_grant_limits
+from service.storage.blobs.disposition import Disposition
 from service.storage.blobs.errors import (
     BlobAlreadyExists,
     BlobNotFound,
@@ -130,10 +131,20 @@ class LocalBlobStore:
         path.unlink(missing_ok=True)
         _meta_path(path).unlink(missing_ok=True)
 
-    def download_url(self, key: str, *, filename: str, content_type: str, expires_in: int) -> str:
+    def download_url(
+        self,
+        key: str,
+        *,
+        filename: str,
+        content_type: str,
+        disposition: Disposition,
+        expires_in: int,
+    ) -> str:
         self.path_for(key)
         expires_at = int(self._clock()) + expires_in
-        token = self._signer.sign_download(DownloadClaims(key, filename, content_type, expires_at))
+        token = self._signer.sign_download(
+            DownloadClaims(key, filename, content_type, disposition, expires_at)
+        )
         return f"{self._url_for(key)}?{urlencode({'download': token})}"
 
     def check(self) -> None:

@@ -9,7 +9,8 @@ outside any auth middleware, or let that middleware honour the opt key).
   ``{"key", "size"}``. The body is streamed to disk and abandoned with 413 as soon
   as it passes the grant's size (the app-wide ``request_max_body_size`` is lifted
   for this handler only; the grant's limit applies instead).
-- ``GET /blobs/{key}?download=…`` — the file inline, single ``Range`` supported.
+- ``GET /blobs/{key}?download=…`` — the file, as the token's type and disposition, with
+  ``ORIGINAL_RESPONSE_HEADERS`` (sandboxed, never sniffed); single ``Range`` supported.
 
 Errors are the JSON envelope ``{"status", "code", "message"}``.
 """
@@ -26,7 +27,7 @@ from litestar import MediaType, Request, Response, Router, get, put
 from litestar.params import FromPath, FromQuery
 from litestar.response import Stream
 
-from service.storage.blobs.disposition import inline_disposition
+from service.storage.blobs.disposition import ORIGINAL_RESPONSE_HEADERS, content_disposition
 from service.storage.blobs.errors import BlobStoreError, RangeNotSatisfiable
 from service.storage.blobs.local import LOCAL_BLOB_ROUTE_PATH, LocalBlobStore
 
@@ -86,7 +87,7 @@ def local_blob_router(store: LocalBlobStore) -> Router:
         key: FromPath[str],
         download: FromQuery[str | None] = None,
     ) -> Stream:
-        """Serve a file inline to the holder of a download token.
+        """Serve a file, as its token says, to the holder of a download token.
 
         Args:
             request: Read for its ``Range`` header.
@@ -100,10 +101,9 @@ def local_blob_router(store: LocalBlobStore) -> Router:
         claims = store.verify_download(key, download)
         stored = store.open_download(key)
         headers = {
-            "Content-Disposition": inline_disposition(claims.filename),
+            **ORIGINAL_RESPONSE_HEADERS,
+            "Content-Disposition": content_disposition(claims.disposition, claims.filename),
             "Accept-Ranges": "bytes",
-            "Cache-Control": "private, no-store",
-            "X-Content-Type-Options": "nosniff",
         }
         byte_range = parse_range(request.headers.get("range"), stored.size)
         if byte_range is None:

@@ -3,7 +3,10 @@
 Browsers upload with a presigned POST whose policy pins the exact key, the
 declared ``Content-Type`` and ``content-length-range`` 1..max_size, so the store
 itself refuses anything else. Downloads are presigned GETs that make the store
-answer with ``Content-Disposition: inline`` and the document's type.
+answer with the type and ``Content-Disposition`` the service chose (overriding the
+type the object was uploaded with). S3 cannot be told to add other response
+headers (``Content-Security-Policy``, ``nosniff``); its presigned links point at
+the store's own origin, never the service's.
 
 Large files go multipart: the service starts the upload (fixing key and
 ``Content-Type``) and presigns one ``UploadPart`` URL per part with its exact
@@ -31,7 +34,7 @@ from botocore.exceptions import (
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from service.storage.blobs.base import BlobInfo, UploadGrant, UploadPartGrant, check_grant_limits
-from service.storage.blobs.disposition import inline_disposition
+from service.storage.blobs.disposition import Disposition, content_disposition
 from service.storage.blobs.errors import (
     BlobNotFound,
     BlobStoreError,
@@ -165,7 +168,15 @@ class S3BlobStore:
         with self._translate_errors("delete", key):
             self._client.delete_object(Bucket=self.bucket, Key=key)
 
-    def download_url(self, key: str, *, filename: str, content_type: str, expires_in: int) -> str:
+    def download_url(
+        self,
+        key: str,
+        *,
+        filename: str,
+        content_type: str,
+        disposition: Disposition,
+        expires_in: int,
+    ) -> str:
         validate_key(key)
         with self._translate_errors("presign a download for", key):
             return self._presigner.generate_presigned_url(
@@ -173,7 +184,7 @@ class S3BlobStore:
                 Params={
                     "Bucket": self.bucket,
                     "Key": key,
-                    "ResponseContentDisposition": inline_disposition(filename),
+                    "ResponseContentDisposition": content_disposition(disposition, filename),
                     "ResponseContentType": content_type,
                 },
                 ExpiresIn=expires_in,

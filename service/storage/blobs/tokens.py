@@ -16,6 +16,7 @@ import hmac
 import json
 from typing import Any, Literal, NamedTuple
 
+from service.storage.blobs.disposition import DISPOSITIONS, Disposition
 from service.storage.blobs.errors import DownloadRejected, UploadRejected
 
 FORMAT_VERSION = "v1"
@@ -40,6 +41,7 @@ class DownloadClaims(NamedTuple):
     key: str
     filename: str
     content_type: str
+    disposition: Disposition
     expires_at: int
     """Unix seconds."""
 
@@ -62,7 +64,7 @@ class TokenSigner:
 
     def sign_download(self, claims: DownloadClaims) -> str:
         payload = {"k": claims.key, "f": claims.filename, "t": claims.content_type}
-        return self._sign("download", {**payload, "e": claims.expires_at})
+        return self._sign("download", {**payload, "d": claims.disposition, "e": claims.expires_at})
 
     def verify_upload(self, token: str | None, *, key: str, now: float) -> UploadClaims:
         """The claims of a valid, unexpired grant for ``key``; raises UploadRejected."""
@@ -87,8 +89,15 @@ class TokenSigner:
             raise DownloadRejected("download_token_missing")
         try:
             payload = self._unpack("download", token)
+            disposition = payload["d"]
+            if disposition not in DISPOSITIONS:
+                raise _InvalidTokenError
             claims = DownloadClaims(
-                str(payload["k"]), str(payload["f"]), str(payload["t"]), int(payload["e"])
+                str(payload["k"]),
+                str(payload["f"]),
+                str(payload["t"]),
+                disposition,
+                int(payload["e"]),
             )
         except (_InvalidTokenError, KeyError, TypeError, ValueError):
             raise DownloadRejected("download_signature_invalid") from None

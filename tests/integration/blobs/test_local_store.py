@@ -279,7 +279,11 @@ def test_download_url_serves_the_file_inline(local_store: LocalBlobStore, key: s
     local_store.write(key, PDF, "application/pdf")
 
     url = local_store.download_url(
-        key, filename="Résumé 2024.pdf", content_type="application/pdf", expires_in=60
+        key,
+        filename="Résumé 2024.pdf",
+        content_type="application/pdf",
+        disposition="inline",
+        expires_in=60,
     )
     response = httpx.get(url)
 
@@ -305,7 +309,7 @@ def test_download_answers_a_single_range(
 ) -> None:
     local_store.write(key, PDF, "application/pdf")
     url = local_store.download_url(
-        key, filename="a.pdf", content_type="application/pdf", expires_in=60
+        key, filename="a.pdf", content_type="application/pdf", disposition="inline", expires_in=60
     )
 
     response = httpx.get(url, headers={"Range": range_header})
@@ -323,7 +327,7 @@ def test_download_ignores_ranges_it_does_not_serve_and_sends_the_whole_file(
 ) -> None:
     local_store.write(key, PDF, "application/pdf")
     url = local_store.download_url(
-        key, filename="a.pdf", content_type="application/pdf", expires_in=60
+        key, filename="a.pdf", content_type="application/pdf", disposition="inline", expires_in=60
     )
 
     response = httpx.get(url, headers={b"Range": range_header.encode("latin-1")})
@@ -337,7 +341,7 @@ def test_download_range_past_the_end_is_not_satisfiable(
 ) -> None:
     local_store.write(key, PDF, "application/pdf")
     url = local_store.download_url(
-        key, filename="a.pdf", content_type="application/pdf", expires_in=60
+        key, filename="a.pdf", content_type="application/pdf", disposition="inline", expires_in=60
     )
 
     response = httpx.get(url, headers={"Range": f"bytes={len(PDF)}-"})
@@ -348,7 +352,7 @@ def test_download_range_past_the_end_is_not_satisfiable(
 def test_download_without_a_valid_token_is_refused(local_store: LocalBlobStore, key: str) -> None:
     local_store.write(key, PDF, "application/pdf")
     url = local_store.download_url(
-        key, filename="a.pdf", content_type="application/pdf", expires_in=60
+        key, filename="a.pdf", content_type="application/pdf", disposition="inline", expires_in=60
     )
     upload_grant_url = grant_for(local_store, key).url
 
@@ -365,7 +369,7 @@ def test_download_token_for_another_key_is_refused(local_store: LocalBlobStore, 
     other_key = f"projects/{uuid.uuid4()}/uploads/{uuid.uuid4()}"
     local_store.write(other_key, b"secret", "text/plain")
     url = local_store.download_url(
-        key, filename="a.pdf", content_type="application/pdf", expires_in=60
+        key, filename="a.pdf", content_type="application/pdf", disposition="inline", expires_in=60
     )
 
     response = httpx.get(url.replace(key, other_key))
@@ -384,7 +388,7 @@ def test_expired_download_token_is_refused(
         clock=lambda: time.time() - 600,
     )
     url = ten_minutes_ago.download_url(
-        key, filename="a.pdf", content_type="application/pdf", expires_in=60
+        key, filename="a.pdf", content_type="application/pdf", disposition="inline", expires_in=60
     )
 
     assert_error(httpx.get(url), 403, "download_expired")
@@ -393,7 +397,7 @@ def test_expired_download_token_is_refused(
 def test_download_of_a_deleted_file_is_not_found(local_store: LocalBlobStore, key: str) -> None:
     local_store.write(key, PDF, "application/pdf")
     url = local_store.download_url(
-        key, filename="a.pdf", content_type="application/pdf", expires_in=60
+        key, filename="a.pdf", content_type="application/pdf", disposition="inline", expires_in=60
     )
     local_store.delete(key)
 

@@ -171,7 +171,11 @@ def test_download_url_serves_the_bytes_inline_with_the_document_type(
     s3_store.write(key, PDF, "application/octet-stream")
 
     url = s3_store.download_url(
-        key, filename="Résumé 2024.pdf", content_type="application/pdf", expires_in=60
+        key,
+        filename="Résumé 2024.pdf",
+        content_type="application/pdf",
+        disposition="inline",
+        expires_in=60,
     )
     response = httpx.get(url)
 
@@ -198,7 +202,9 @@ def test_presign_endpoint_is_the_address_browsers_are_sent_to(
 
     assert grant.url.startswith(browser_facing)
     assert browser_post(grant, PDF, "application/pdf").status_code == 204
-    url = store.download_url(key, filename="a.pdf", content_type="application/pdf", expires_in=60)
+    url = store.download_url(
+        key, filename="a.pdf", content_type="application/pdf", disposition="inline", expires_in=60
+    )
     assert url.startswith(browser_facing)
     assert httpx.get(url).content == PDF
 
@@ -206,7 +212,7 @@ def test_presign_endpoint_is_the_address_browsers_are_sent_to(
 def test_download_url_answers_range_requests(s3_store: S3BlobStore, key: str) -> None:
     s3_store.write(key, PDF, "application/pdf")
     url = s3_store.download_url(
-        key, filename="a.pdf", content_type="application/pdf", expires_in=60
+        key, filename="a.pdf", content_type="application/pdf", disposition="inline", expires_in=60
     )
 
     response = httpx.get(url, headers={"Range": "bytes=0-7"})

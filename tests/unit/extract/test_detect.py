@@ -14,8 +14,8 @@ from extract import (
     kind_for_upload,
 )
 from extract.detect import (
-    DEFAULT_CONTENT_TYPES,
     FORMAT_NAMES,
+    KIND_CONTENT_TYPES,
     SUPPORTED_FORMATS,
     detect_kind,
 )
@@ -104,8 +104,8 @@ def test_bytes_over_the_limit_are_refused_before_parsing() -> None:
 
 def test_every_kind_has_a_name_for_people_and_a_default_content_type() -> None:
     assert set(FORMAT_NAMES) == set(KINDS), "name each new kind in extract.detect.FORMAT_NAMES"
-    assert set(EXTENSION_KINDS.values()) <= set(DEFAULT_CONTENT_TYPES)
-    assert all(ALLOWED_CONTENT_TYPES[DEFAULT_CONTENT_TYPES[kind]] == kind for kind in KINDS)
+    assert set(EXTENSION_KINDS.values()) <= set(KIND_CONTENT_TYPES)
+    assert all(ALLOWED_CONTENT_TYPES[KIND_CONTENT_TYPES[kind]] == kind for kind in KINDS)
     for name in FORMAT_NAMES.values():
         assert name in SUPPORTED_FORMATS
     assert SUPPORTED_FORMATS.endswith(f" or {list(FORMAT_NAMES.values())[-1]}")
