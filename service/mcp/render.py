@@ -11,9 +11,8 @@ import textwrap
 from collections.abc import Sequence
 
 from retrieval import SearchResult
-from retrieval.pipeline import NO_MATCH_WARNING, NO_TERMS_WARNING
 from service.records import Document, Project
-from service.services.documents import HINTS
+from service.services.documents import unsearchable_reason
 from service.services.mentions import Mentions
 
 RETRY_HINT = (
@@ -36,9 +35,7 @@ def page_range(first: int, last: int) -> str:
 
 def matched_no_terms(result: SearchResult) -> bool:
     """True when no query word occurs anywhere: the hits are then only document order."""
-    return any(
-        warning.startswith((NO_MATCH_WARNING, NO_TERMS_WARNING)) for warning in result.warnings
-    )
+    return result.no_term_matched
 
 
 def search_text(project: Project, query: str, result: SearchResult) -> str:
@@ -75,15 +72,6 @@ def search_text(project: Project, query: str, result: SearchResult) -> str:
         pages = ", ".join(str(page) for page in source.pages)
         lines.append(f"- {source.name} (document id {source.id}), p. {pages}")
     return "\n".join(lines)
-
-
-def unsearchable_reason(document: Document) -> str:
-    """Why a document cannot be searched yet, and what to do about it."""
-    if document.status == "error":
-        hint = HINTS.get(document.error_code or "", "")
-        reason = document.error_message or document.error_code or "extraction failed"
-        return f"not searchable: {reason}" + (f" — {hint}" if hint else "")
-    return f"{document.status}: still being extracted; try again shortly"
 
 
 def documents_text(project: Project, documents: Sequence[Document]) -> str:

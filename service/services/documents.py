@@ -10,7 +10,7 @@ from uuid import UUID
 import anyio.to_thread
 
 from service.errors import DocumentNotFound, DocumentNotReady, InvalidPageRange
-from service.records import Document, Principal
+from service.records import Document, Principal, Project
 from service.services import projects
 from service.storage.db import Connection
 from sql import queries
@@ -189,3 +189,64 @@ async def reextract(
         )
     await runtime.jobs.enqueue_extraction(document_id)
     return await get_document(conn, principal, document_id)
+
+
+# --- naming documents ----------------------------------------------------------
+
+
+async def find_document(
+    conn: Connection, principal: Principal, reference: UUID | str, project: Project | None
+) -> Document:
+    """A document by id (any of the user's projects) or by name (in ``project``)."""
+    if isinstance(reference, UUID):
+        try:
+            return await get_document(conn, principal, reference)
+        except DocumentNotFound:
+            raise DocumentNotFound(
+                f"No document with id {reference}.", document=str(reference)
+            ) from None
+    reference = reference.strip()
+    try:
+        document_id = UUID(reference)
+    except ValueError:
+        pass
+    else:
+        try:
+            return await get_document(conn, principal, document_id)
+        except DocumentNotFound:
+            pass
+    if project is None:
+        raise DocumentNotFound(f"No document with id {reference!r}.", document=reference)
+    if "\x00" in reference:  # no name holds NUL, and PostgreSQL refuses it as a parameter
+        raise DocumentNotFound(
+            f"Project {project.name!r} has no document named {reference!r}.", document=reference
+        )
+    row = await (
+        await conn.execute(
+            queries["fetch_document_by_name"], {"project_id": project.id, "name": reference}
+        )
+    ).fetchone()
+    if row is None:
+        raise DocumentNotFound(
+            f"Project {project.name!r} has no document named {reference!r}; "
+            "call list_documents for the exact names.",
+            document=reference,
+        )
+    return await get_document(conn, principal, row["id"])
+
+
+def unsearchable_reason(document: Document) -> str:
+    """Why a document cannot be searched yet, and what to do about it."""
+    if document.status == "error":
+        hint = HINTS.get(document.error_code or "", "")
+        reason = document.error_message or document.error_code or "extraction failed"
+        return f"not searchable: {reason}" + (f" — {hint}" if hint else "")
+    return f"{document.status}: still being extracted; try again shortly"
+
+
+def require_searchable(document: Document) -> None:
+    """Raise DocumentNotReady, saying why, unless the document can be searched."""
+    if not document.searchable:
+        raise DocumentNotReady(
+            f"{document.name!r} is {unsearchable_reason(document)}.", document=str(document.id)
+        )

@@ -11,8 +11,6 @@ from service.services import projects, tokens
 from service.storage.db import Connection, unique_violation_as
 from sql import queries
 
-DEFAULT_PROJECT_NAME = "default"
-
 
 class NewUser(NamedTuple):
     user: User
@@ -30,7 +28,7 @@ async def create_user(conn: Connection, name: str) -> NewUser:
         assert row is not None
         user = User.from_row(row)
         token, _ = await create_token(conn, user.id, label="created with the user")
-        project = await projects.create_project(conn, user.id, DEFAULT_PROJECT_NAME)
+        project = await projects.create_project(conn, user.id, projects.DEFAULT_PROJECT_NAME)
     return NewUser(user, token, project)
 
 

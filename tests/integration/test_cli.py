@@ -211,3 +211,15 @@ def test_upload_goes_through_the_grant_flow_to_a_running_service(
     assert "cells.pdf" in result.stderr, "the progress bar is drawn on stderr"
     assert again.returncode == 2
     assert json.loads(again.stdout)[0]["error"]["code"] == "duplicate_document_name"
+
+
+def test_a_blank_search_query_is_a_user_error_that_exits_2(db_url: str, tmp_path: Path) -> None:
+    assert shortlist(db_url, tmp_path, "user", "create", "alice").returncode == 0
+
+    result = shortlist(db_url, tmp_path, "search", "   ", "--json")
+    text = shortlist(db_url, tmp_path, "search", "   ")
+
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert json.loads(result.stdout)["error"]["code"] == "empty_query"
+    assert text.returncode == 2
+    assert "internal error" not in text.stderr

@@ -8,7 +8,7 @@ from uuid import UUID
 from litestar import Controller, get
 from litestar.params import FromPath, FromQuery
 
-from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
+from service.http.dependencies import PrincipalDep, RuntimeDep
 from service.http.schemas import Struct
 from service.services import mentions
 
@@ -78,7 +78,6 @@ class MentionsController(Controller):
     async def find_mentions(
         self,
         runtime: RuntimeDep,
-        conn: ConnectionDep,
         principal: PrincipalDep,
         project_id: FromPath[UUID],
         terms: FromQuery[list[str]],
@@ -92,6 +91,5 @@ class MentionsController(Controller):
             Per document, each term's occurrences and pages; per term, totals; and how many
             documents were searched (and how many were not, being pending or failed).
         """
-        runtime.search_limiter.check(str(principal.token_id))
-        found = await mentions.find_mentions(conn, principal, project_id, terms, match)
+        found = await mentions.find_mentions(runtime, principal, project_id, terms, match)
         return MentionsResponse.from_result(found)
