@@ -33,11 +33,6 @@ def page_range(first: int, last: int) -> str:
     return str(first) if first == last else f"{first}-{last}"
 
 
-def matched_no_terms(result: SearchResult) -> bool:
-    """True when no query word occurs anywhere: the hits are then only document order."""
-    return result.no_term_matched
-
-
 def search_text(project: Project, query: str, result: SearchResult) -> str:
     if not result.hits:
         if project.ready_count == 0:
@@ -46,7 +41,7 @@ def search_text(project: Project, query: str, result: SearchResult) -> str:
                 f"({project.document_count} document(s), none ready). "
                 "Call list_documents to see their status."
             )
-        if matched_no_terms(result):
+        if result.no_term_matched:
             return (
                 f"None of the query's words occur in the documents of project {project.name!r}, "
                 f"so no passage matches {query!r}. {RETRY_HINT}"
@@ -56,7 +51,7 @@ def search_text(project: Project, query: str, result: SearchResult) -> str:
         f"{len(result.hits)} passage(s) from project {project.name!r} for {query!r}, best first"
         f" ({'reranked by ' + result.reranker if result.reranked else 'BM25 order'})."
     ]
-    if matched_no_terms(result):
+    if result.no_term_matched:
         lines.append(
             "None of the query's words occur in the documents: these passages are only the "
             f"closest the ranking could find and may not answer the question. {RETRY_HINT}"

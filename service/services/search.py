@@ -38,6 +38,8 @@ logger = logging.getLogger(__name__)
 MB = 1024 * 1024
 #: How many recently extracted documents are loaded into the cache at start-up.
 WARM_AT_START = 2000
+#: Most documents one search may be restricted to (each is looked up and checked).
+MAX_SEARCH_DOCUMENTS = 100
 
 
 class ProjectSearch(NamedTuple):
@@ -74,14 +76,27 @@ async def search_project(
     engine = runtime.search
     query = validate_query(query)
     top_k = engine.check_top_k(top_k)
+    wanted = _check_document_count(documents)
     async with connection(runtime.pool) as conn:
         target = await projects.resolve_project(conn, principal.user_id, project)
         document_ids = (
-            await _searchable_documents(conn, principal, target, documents) if documents else None
+            await _searchable_documents(conn, principal, target, wanted) if wanted else None
         )
         refs, loaded = await engine.load(conn, target.id, document_ids)
     result = await engine.rank(query, refs, loaded, top_k=top_k)
     return ProjectSearch(target, query, result)
+
+
+def _check_document_count(documents: Sequence[UUID | str] | None) -> list[UUID | str]:
+    """The documents asked for, each once; refused beyond :data:`MAX_SEARCH_DOCUMENTS`."""
+    unique = list(dict.fromkeys(documents or ()))
+    if len(unique) > MAX_SEARCH_DOCUMENTS:
+        raise InvalidRequest(
+            f"A search may be restricted to at most {MAX_SEARCH_DOCUMENTS} documents; "
+            f"{len(unique)} were given.",
+            field="documents",
+        )
+    return unique
 
 
 async def _searchable_documents(

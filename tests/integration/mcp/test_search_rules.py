@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from service.mcp.server import build_server
+from service.services.search import MAX_SEARCH_DOCUMENTS
 from tests.conftest import make_settings
 from tests.integration.mcp.conftest import QUOKKA, Library, http_client, text_of
 
@@ -111,3 +112,18 @@ async def test_the_mcp_top_k_argument_is_described_from_the_search_settings(
     assert "1-20" in top_k["description"]
     assert "default 5" in top_k["description"]
     assert "50" not in top_k["description"]
+
+
+async def test_too_many_documents_are_refused_alike_before_any_is_looked_up(
+    base_url: str, library: Library
+) -> None:
+    chosen = [str(uuid.uuid4()) for _ in range(MAX_SEARCH_DOCUMENTS + 1)]
+
+    rest = await rest_search(base_url, library, {"query": "tides", "document_ids": chosen})
+    mcp = await mcp_search(base_url, library, {"query": "tides", "documents": chosen})
+
+    assert rest.status_code == 400, rest.text
+    assert rest.json()["code"] == "invalid_request"
+    assert f"at most {MAX_SEARCH_DOCUMENTS} documents" in rest.json()["message"]
+    assert mcp.structured_content["error"]["code"] == "invalid_request"
+    assert f"at most {MAX_SEARCH_DOCUMENTS} documents" in text_of(mcp)
