@@ -4,8 +4,8 @@ A search reads what it needs on a short-lived pooled connection and gives it
 back before ranking; the rate limit is spent before any connection is taken.
 Here ranking takes real time: the app reranks with Cohere pointed at the local
 stand-in (tests/support/cohere_standin.py), which holds each answer for
-``STALL`` seconds. One token sends 30 searches at once while another user keeps
-listing projects, the pool at its default size (10); the pool timeout is
+``STALL`` seconds. One token sends 30 searches at once (20 over REST, 10 as MCP
+``search_documents`` calls) while another user keeps listing projects, the pool at its default size (10); the pool timeout is
 shortened so a starved request fails quickly instead of after 5 s.
 """
 
@@ -28,6 +28,9 @@ from tests.support.cohere_standin import CohereStandin
 pytestmark = pytest.mark.anyio
 
 SEARCHES = 30
+#: Of the SEARCHES, how many are MCP tool calls (the rest go to the REST route).
+MCP_SEARCHES = 10
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 #: Seconds the stand-in holds each rerank answer: the time each search spends ranking.
 STALL = 3.0
 POOL_TIMEOUT = 1.0
@@ -65,6 +68,7 @@ async def test_thirty_concurrent_searches_from_one_token_leave_connections_for_e
         with service as base_url:
             async with httpx.AsyncClient(base_url=base_url, timeout=60) as client:
                 searches: list[httpx.Response] = []
+                tool_calls: list[httpx.Response] = []
                 listings: list[httpx.Response] = []
                 done = anyio.Event()
 
@@ -77,10 +81,26 @@ async def test_thirty_concurrent_searches_from_one_token_leave_connections_for_e
                         )
                     )
 
+                async def mcp_search(number: int) -> None:
+                    call = {
+                        "jsonrpc": "2.0",
+                        "id": number,
+                        "method": "tools/call",
+                        "params": {"name": "search_documents", "arguments": {"query": QUERY}},
+                    }
+                    tool_calls.append(
+                        await client.post(
+                            "/mcp", json=call, headers={**MCP_HEADERS, **bearer(corpus.token)}
+                        )
+                    )
+
                 async def searches_at_once() -> None:
                     async with anyio.create_task_group() as group:
-                        for _ in range(SEARCHES):
-                            group.start_soon(search)
+                        for number in range(SEARCHES):
+                            if number < MCP_SEARCHES:
+                                group.start_soon(mcp_search, number)
+                            else:
+                                group.start_soon(search)
                     done.set()
 
                 async def keep_listing() -> None:
@@ -101,10 +121,17 @@ async def test_thirty_concurrent_searches_from_one_token_leave_connections_for_e
     statuses = [response.status_code for response in listings]
     assert statuses == [200] * len(listings), [r.text for r in listings if r.status_code != 200][:3]
     # ...and so was every search of the busy token,
-    assert [response.status_code for response in searches] == [200] * SEARCHES, [
+    rest_searches = SEARCHES - MCP_SEARCHES
+    assert [response.status_code for response in searches] == [200] * rest_searches, [
         response.text for response in searches if response.status_code != 200
     ][:3]
     assert all(response.json()["results"] for response in searches)
+    assert [response.status_code for response in tool_calls] == [200] * MCP_SEARCHES
+    results = [response.json()["result"] for response in tool_calls]
+    assert [result.get("isError", False) for result in results] == [False] * MCP_SEARCHES, [
+        result["content"][0]["text"] for result in results if result.get("isError")
+    ][:3]
+    assert all(result["structuredContent"]["results"] for result in results)
     # while ranking really took time, more searches at once than the pool has connections.
     # (Not all 30 reach the stand-in: its small listen backlog resets some; they use BM25.)
     assert elapsed >= STALL
