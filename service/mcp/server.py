@@ -8,7 +8,7 @@ the same services as the REST API.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
@@ -19,6 +19,7 @@ from pydantic import Field
 from service.errors import NotFound, ShortlistError
 from service.mcp import tools
 from service.mcp.caller import Caller
+from service.services.mentions import Match
 from service.settings import SearchSettings, Settings
 
 #: Resolves the caller of the request a context belongs to.
@@ -133,7 +134,7 @@ def build_server(caller_of: CallerLookup, settings: Settings) -> MCPServer:
         ctx: Context,
         project: Annotated[str | None, Field(description=PROJECT_HELP)] = None,
         match: Annotated[
-            Literal["all", "any"],
+            Match,
             Field(description='"all": documents containing every term; "any": at least one.'),
         ] = "all",
     ) -> CallToolResult:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Literal
 from uuid import UUID
 
 from litestar import Controller, get
@@ -39,7 +38,7 @@ class TermTotal(Struct):
 class MentionsResponse(Struct):
     project_id: UUID
     terms: list[str]
-    match: Literal["all", "any"]
+    match: mentions.Match
     documents: list[DocumentMentions]
     totals: list[TermTotal]
     documents_searched: int
@@ -81,7 +80,7 @@ class MentionsController(Controller):
         principal: PrincipalDep,
         project_id: FromPath[UUID],
         terms: FromQuery[list[str]],
-        match: FromQuery[Literal["all", "any"]] = "all",
+        match: FromQuery[mentions.Match] = "all",
     ) -> MentionsResponse:
         """Every ready document containing all (or any) of the terms, exhaustively, with counts.
 
