@@ -3,7 +3,9 @@
 Each process holds one :class:`SearchEngine`: the in-memory cache of chunked,
 tokenised documents (keyed by document id + content hash, so it is correct
 after a change made by any replica) and the reranker. Document text is read
-from PostgreSQL only for documents the cache is missing.
+from PostgreSQL only for documents the cache is missing. Every door searches
+through :func:`search_project`, which owns the rules (budget, limits, document
+checks, default project) and holds a connection only while it reads.
 """
 
 from __future__ import annotations
@@ -134,7 +136,7 @@ def build_reranker(settings: Settings) -> Reranker:
 
 
 class SearchEngine:
-    """The process's chunk cache and reranker, and the search entry point."""
+    """The process's chunk cache and reranker: :meth:`load` reads, :meth:`rank` ranks."""
 
     def __init__(self, settings: Settings, reranker: Reranker | None = None) -> None:
         self.settings = settings
