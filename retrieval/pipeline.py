@@ -106,6 +106,7 @@ def search(
         candidates=len(candidates),
         unscored=len(reranked.unscored),
         exhaustive=picked.exhaustive,
+        no_term_matched=picked.no_term_matched,
     )
 
 

@@ -153,6 +153,8 @@ class SearchResult(NamedTuple):
     """How many of those the reranker did not score."""
     exhaustive: bool
     """True when every passage of the searched documents was a candidate."""
+    no_term_matched: bool = False
+    """True when no query word occurs in any searched passage (hits are then document order)."""
 
     def to_dict(self) -> dict[str, object]:
         """The REST/MCP shape: plain JSON-ready values."""

@@ -20,6 +20,7 @@ from typing import IO, Any, cast
 import httpx
 
 from service.errors import ComponentError
+from service.services.projects import default_project
 
 ProgressCallback = Callable[[int], None]
 """Called with the number of bytes just sent (negative when a failed part's bytes are
@@ -75,8 +76,12 @@ class ShortlistClient:
                 ) from None
         return response.json() if response.content else None
 
-    def find_project(self, name_or_id: str) -> dict[str, Any]:
-        projects = self._json(self.http.get("/api/projects"))["projects"]
+    def resolve_project(self, name_or_id: str | None) -> dict[str, Any]:
+        """The project named (id or name), else the service's default rule
+        (:func:`service.services.projects.default_project`)."""
+        projects: list[dict[str, Any]] = self._json(self.http.get("/api/projects"))["projects"]
+        if name_or_id is None or not name_or_id.strip():
+            return dict(default_project(projects, lambda project: str(project["name"])))
         for project in projects:
             if (
                 name_or_id in (project["id"], project["name"])

@@ -27,7 +27,7 @@ from uuid import UUID
 import click
 import msgspec
 
-from service.errors import InvalidRequest, ShortlistError
+from service.errors import InvalidRequest, ShortlistError, as_shortlist_error
 from service.records import Principal, User
 from service.runtime import Runtime, open_runtime
 from service.services import projects, users
@@ -66,19 +66,22 @@ def fail(message: str, *, code: str, as_json: bool, exit_code: int = EXIT_USER_E
 
 
 def command_errors(func: Callable[P, T]) -> Callable[P, T]:
-    """Turn ShortlistError into exit 2 (1 for 5xx) and anything else into exit 1."""
+    """Render errors as the other doors do: any error users may see (a ShortlistError, or a
+    component's error with its status and code, as :func:`as_shortlist_error` says) exits 2
+    (1 for a 5xx); anything else exits 1 as an internal error."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
         as_json = bool(kwargs.get("as_json", False))
         try:
             return func(*args, **kwargs)
-        except ShortlistError as exc:
-            exit_code = EXIT_INTERNAL_ERROR if exc.status >= 500 else EXIT_USER_ERROR
-            fail(exc.message, code=exc.code, as_json=as_json, exit_code=exit_code)
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
         except Exception as exc:
+            error = as_shortlist_error(exc)
+            if error is not None:
+                exit_code = EXIT_INTERNAL_ERROR if error.status >= 500 else EXIT_USER_ERROR
+                fail(error.message, code=error.code, as_json=as_json, exit_code=exit_code)
             logging.getLogger("shortlist").debug("internal error", exc_info=True)
             fail(
                 f"internal error: {exc.__class__.__name__}: {exc}",
@@ -447,9 +450,8 @@ optional_user_option = click.option(
 project_option = click.option(
     "--project",
     "project_name",
-    default=projects.DEFAULT_PROJECT_NAME,
-    show_default=True,
-    help="Project name or id.",
+    default=None,
+    help="Project name or id (default: your only project, else the one named 'default').",
 )
 
 
@@ -498,7 +500,7 @@ def ingest(
     async def work(runtime: Runtime) -> list[Ingested]:
         principal = await acting_user(runtime, user_name)
         async with connection(runtime.pool) as conn:
-            target = await projects.find_project(conn, principal.user_id, project_name)
+            target = await projects.resolve_project(conn, principal.user_id, project_name)
         return [await ingest_file(runtime, target, path) for path in expand_paths(paths)]
 
     results = run_with_runtime(get_settings(), work)
@@ -532,12 +534,12 @@ def search(
 ) -> None:
     """Search a project; prints cited passages."""
     from service.http.schemas import SearchResponse
+    from service.services.search import search_project
 
     async def work(runtime: Runtime) -> Any:
         principal = await acting_user(runtime, user_name)
-        async with connection(runtime.pool) as conn:
-            target = await projects.find_project(conn, principal.user_id, project_name)
-            return await runtime.search.search(conn, principal, target.id, query, top_k=top_k)
+        found = await search_project(runtime, principal, project_name, query, top_k=top_k)
+        return found.result
 
     result = run_with_runtime(get_settings(), work)
     if as_json:
@@ -604,7 +606,7 @@ def upload(
         )
     entries: list[dict[str, Any]] = []
     with ShortlistClient(url or settings.public_url, settings.token.get_secret_value()) as client:
-        target = client.find_project(project_name)
+        target = client.resolve_project(project_name)
         for path in expand_paths(paths):
             try:
                 with click.progressbar(
@@ -653,7 +655,7 @@ def import_command(
     with ShortlistClient(
         service_url or settings.public_url, settings.token.get_secret_value()
     ) as client:
-        target = client.find_project(project_name)
+        target = client.resolve_project(project_name)
         for address in urls:
             try:
                 document = client.import_url(target["id"], address)

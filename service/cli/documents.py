@@ -58,13 +58,13 @@ def documents_group() -> None:
 @optional_user_option
 @json_option
 @command_errors
-def documents_list(project_name: str, user_name: str | None, as_json: bool) -> None:
+def documents_list(project_name: str | None, user_name: str | None, as_json: bool) -> None:
     """List a project's documents with their status."""
 
     async def work(runtime: Runtime) -> list[Document]:
         principal = await acting_user(runtime, user_name)
         async with connection(runtime.pool) as conn:
-            target = await projects.find_project(conn, principal.user_id, project_name)
+            target = await projects.resolve_project(conn, principal.user_id, project_name)
             return await documents.list_documents(conn, principal, target.id)
 
     found = run_with_runtime(get_settings(), work)
@@ -77,7 +77,7 @@ def documents_list(project_name: str, user_name: str | None, as_json: bool) -> N
 
 def _one(
     reference: str,
-    project_name: str,
+    project_name: str | None,
     user_name: str | None,
     action: Any,
 ) -> Document:
@@ -86,7 +86,7 @@ def _one(
     async def work(runtime: Runtime) -> Document:
         principal = await acting_user(runtime, user_name)
         async with connection(runtime.pool) as conn:
-            target = await projects.find_project(conn, principal.user_id, project_name)
+            target = await projects.resolve_project(conn, principal.user_id, project_name)
             found = await documents.find_document(conn, principal, reference, target)
             result: Document = await action(runtime, conn, principal, found)
             return result
@@ -100,7 +100,9 @@ def _one(
 @optional_user_option
 @json_option
 @command_errors
-def documents_show(reference: str, project_name: str, user_name: str | None, as_json: bool) -> None:
+def documents_show(
+    reference: str, project_name: str | None, user_name: str | None, as_json: bool
+) -> None:
     """One document's metadata, status and warnings."""
 
     async def same(_runtime: Runtime, _conn: Any, _principal: Any, found: Document) -> Document:
@@ -124,7 +126,7 @@ def documents_show(reference: str, project_name: str, user_name: str | None, as_
 @json_option
 @command_errors
 def documents_delete(
-    reference: str, project_name: str, user_name: str | None, as_json: bool
+    reference: str, project_name: str | None, user_name: str | None, as_json: bool
 ) -> None:
     """Delete a document and its original."""
 
@@ -146,7 +148,7 @@ def documents_delete(
 @json_option
 @command_errors
 def documents_reextract(
-    reference: str, project_name: str, user_name: str | None, as_json: bool
+    reference: str, project_name: str | None, user_name: str | None, as_json: bool
 ) -> None:
     """Queue a document's extraction again (a running worker or `shortlist serve` does it)."""
 

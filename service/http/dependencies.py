@@ -15,7 +15,7 @@ from litestar.di import NamedDependency, Provide
 from service.http.auth import provide_principal
 from service.records import Principal
 from service.runtime import Runtime
-from service.storage.db import Connection, connection
+from service.storage.db import Connection, lend
 
 RuntimeDep = NamedDependency[Runtime]
 ConnectionDep = NamedDependency[Connection]
@@ -28,8 +28,14 @@ def provide_runtime(request: Request[Any, Any, Any]) -> Runtime:
 
 
 async def provide_connection(runtime: RuntimeDep) -> AsyncIterator[Connection]:
-    """Lend one pooled connection for the length of a request."""
-    async with connection(runtime.pool) as conn:
+    """Lend one pooled connection for the length of a request.
+
+    Litestar throws a handler's exception back into this generator and turns any
+    other exception coming out of it into a 500, so errors raised while the
+    connection is in use pass through unchanged (see :func:`service.storage.db.lend`);
+    the error handlers translate them with :func:`service.storage.db.database_error`.
+    """
+    async with lend(runtime.pool) as conn:
         yield conn
 
 

@@ -20,16 +20,15 @@ from litestar.exceptions import (
     ValidationException,
 )
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
-from psycopg_pool import PoolTimeout
 
 from retrieval.errors import RetrievalError
 from service.errors import (
-    DatabaseUnavailable,
     NotAuthenticated,
     RateLimited,
     ShortlistError,
     as_shortlist_error,
 )
+from service.storage.db import database_error
 
 logger = logging.getLogger(__name__)
 
@@ -93,8 +92,17 @@ def http_exception_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Res
 
 
 def database_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    logger.warning("database unavailable during %s %s", request.method, request.url.path)
-    return shortlist_error_handler(request, DatabaseUnavailable())
+    """A driver error that escaped a lent connection, as the DB boundary translates it."""
+    error = database_error(exc)
+    if error is None:
+        return unexpected_error_handler(request, exc)
+    logger.warning(
+        "database unavailable during %s %s: %s",
+        request.method,
+        request.url.path,
+        exc.__class__.__name__,
+    )
+    return shortlist_error_handler(request, error)
 
 
 def unexpected_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
@@ -112,7 +120,6 @@ EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
     ShortlistError: shortlist_error_handler,
     RetrievalError: component_error_handler,
     HTTPException: http_exception_handler,
-    PoolTimeout: database_error_handler,
-    psycopg.OperationalError: database_error_handler,
+    psycopg.Error: database_error_handler,
     Exception: unexpected_error_handler,
 }

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from service.errors import InvalidRequest, ProjectNotFound
 from service.records import Principal, Project
 from service.services import projects
 from service.storage.db import Connection
@@ -24,25 +23,14 @@ class Caller(NamedTuple):
     default_project: str | None = None
     """Name or id of the project used when a tool call names none (stdio's ``--project``)."""
 
+    def project_named(self, requested: str | None) -> str | None:
+        """The project a call names: its ``project`` argument, else the process's ``--project``."""
+        return (requested or "").strip() or self.default_project
+
 
 async def resolve_project(conn: Connection, caller: Caller, requested: str | None) -> Project:
-    """The project a call means.
-
-    The rule: the ``project`` argument (name or id) if given; else the process's
-    ``--project`` (stdio); else the user's only project; else their project
-    named "default"; else an error listing the projects to choose from.
-    """
-    user_id = caller.principal.user_id
-    named = (requested or "").strip() or caller.default_project
-    if named:
-        return await projects.find_project(conn, user_id, named)
-    owned = await projects.list_projects(conn, user_id)
-    if len(owned) == 1:
-        return owned[0]
-    for project in owned:
-        if project.name.strip().casefold() == projects.DEFAULT_PROJECT_NAME:
-            return project
-    if not owned:
-        raise ProjectNotFound("You have no projects yet: create one, then upload documents to it.")
-    names = ", ".join(repr(project.name) for project in owned)
-    raise InvalidRequest(f"You have several projects ({names}); say which one with project=NAME.")
+    """The project a call means: the one it (or ``--project``) names, else the service's rule
+    (:func:`service.services.projects.resolve_project`: the only project, else "default")."""
+    return await projects.resolve_project(
+        conn, caller.principal.user_id, caller.project_named(requested)
+    )

@@ -43,7 +43,7 @@ class McpHttp:
     """The MCP server, its session manager, the ``/mcp`` route and the lifespan that runs it."""
 
     def __init__(self, settings: Settings) -> None:
-        self.server = build_server(caller_from_request)
+        self.server = build_server(caller_from_request, settings)
         self.server.streamable_http_app(
             streamable_http_path=PATH,
             stateless_http=True,

@@ -11,9 +11,8 @@ import textwrap
 from collections.abc import Sequence
 
 from retrieval import SearchResult
-from retrieval.pipeline import NO_MATCH_WARNING, NO_TERMS_WARNING
 from service.records import Document, Project
-from service.services.documents import failure_of
+from service.services.documents import unsearchable_reason
 from service.services.mentions import Mentions
 
 RETRY_HINT = (
@@ -34,13 +33,6 @@ def page_range(first: int, last: int) -> str:
     return str(first) if first == last else f"{first}-{last}"
 
 
-def matched_no_terms(result: SearchResult) -> bool:
-    """True when no query word occurs anywhere: the hits are then only document order."""
-    return any(
-        warning.startswith((NO_MATCH_WARNING, NO_TERMS_WARNING)) for warning in result.warnings
-    )
-
-
 def search_text(project: Project, query: str, result: SearchResult) -> str:
     if not result.hits:
         if project.ready_count == 0:
@@ -49,7 +41,7 @@ def search_text(project: Project, query: str, result: SearchResult) -> str:
                 f"({project.document_count} document(s), none ready). "
                 "Call list_documents to see their status."
             )
-        if matched_no_terms(result):
+        if result.no_term_matched:
             return (
                 f"None of the query's words occur in the documents of project {project.name!r}, "
                 f"so no passage matches {query!r}. {RETRY_HINT}"
@@ -59,7 +51,7 @@ def search_text(project: Project, query: str, result: SearchResult) -> str:
         f"{len(result.hits)} passage(s) from project {project.name!r} for {query!r}, best first"
         f" ({'reranked by ' + result.reranker if result.reranked else 'BM25 order'})."
     ]
-    if matched_no_terms(result):
+    if result.no_term_matched:
         lines.append(
             "None of the query's words occur in the documents: these passages are only the "
             f"closest the ranking could find and may not answer the question. {RETRY_HINT}"
@@ -75,15 +67,6 @@ def search_text(project: Project, query: str, result: SearchResult) -> str:
         pages = ", ".join(str(page) for page in source.pages)
         lines.append(f"- {source.name} (document id {source.id}), p. {pages}")
     return "\n".join(lines)
-
-
-def unsearchable_reason(document: Document) -> str:
-    """Why a document cannot be searched yet, and what to do about it."""
-    failure = failure_of(document)
-    if failure is not None:
-        reason = failure.message or failure.code
-        return f"not searchable: {reason}" + (f" — {failure.hint}" if failure.hint else "")
-    return f"{document.status}: still being extracted; try again shortly"
 
 
 def documents_text(project: Project, documents: Sequence[Document]) -> str:

@@ -8,7 +8,7 @@ the same services as the REST API.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
@@ -20,6 +20,8 @@ from service import __version__
 from service.errors import NotFound, ShortlistError
 from service.mcp import tools
 from service.mcp.caller import Caller
+from service.services.mentions import Match
+from service.settings import SearchSettings, Settings
 
 #: Resolves the caller of the request a context belongs to.
 CallerLookup = Callable[[Context], Caller]
@@ -71,8 +73,14 @@ PROJECT_HELP = (
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 
-def build_server(caller_of: CallerLookup) -> MCPServer:
+def top_k_help(search: SearchSettings) -> str:
+    """The ``top_k`` argument's description, from the limits the search service applies."""
+    return f"How many passages to return (1-{search.max_top_k}; default {search.default_top_k})."
+
+
+def build_server(caller_of: CallerLookup, settings: Settings) -> MCPServer:
     """A new server; each transport builds its own (an HTTP session manager runs once)."""
+    top_k_description = top_k_help(settings.search)
     server: MCPServer = MCPServer(
         "shortlist",
         title="Shortlist",
@@ -87,7 +95,8 @@ def build_server(caller_of: CallerLookup) -> MCPServer:
         query: Annotated[str, Field(description="What to look for: a question or keywords.")],
         ctx: Context,
         project: Annotated[str | None, Field(description=PROJECT_HELP)] = None,
-        top_k: Annotated[int, Field(description="How many passages to return (1-50).")] = 8,
+        # Described from settings: a default, since annotations cannot name a local.
+        top_k: int | None = Field(default=None, description=top_k_description),
         documents: Annotated[
             list[str] | None,
             Field(description="Only search these documents (names or ids)."),
@@ -127,7 +136,7 @@ def build_server(caller_of: CallerLookup) -> MCPServer:
         ctx: Context,
         project: Annotated[str | None, Field(description=PROJECT_HELP)] = None,
         match: Annotated[
-            Literal["all", "any"],
+            Match,
             Field(description='"all": documents containing every term; "any": at least one.'),
         ] = "all",
     ) -> CallToolResult:

@@ -26,5 +26,5 @@ async def serve_stdio(runtime: Runtime, principal: Principal, project: str | Non
         # A misspelt --project fails now, in the client's server log, not on every call.
         async with connection(runtime.pool) as conn:
             await projects.find_project(conn, principal.user_id, project)
-    server = build_server(lambda _ctx: caller)
+    server = build_server(lambda _ctx: caller, runtime.settings)
     await server.run_stdio_async()

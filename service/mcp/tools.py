@@ -16,12 +16,13 @@ from uuid import UUID
 from mcp_types import CallToolResult, TextContent
 
 from extract.page_markers import find_page_markers
-from service.errors import DocumentNotFound, DocumentNotReady, ShortlistError, as_shortlist_error
+from service.errors import ShortlistError, as_shortlist_error
 from service.mcp import render
 from service.mcp.caller import Caller, resolve_project
 from service.records import Document, Project
 from service.services import documents as documents_service
 from service.services import mentions as mentions_service
+from service.services import search as search_service
 from service.storage.db import Connection, connection
 
 P = ParamSpec("P")
@@ -73,8 +74,7 @@ async def find_document(
 
 
 def require_searchable(document: Document) -> None:
-    if not document.searchable:
-        raise DocumentNotReady(f"{document.name!r} is {render.unsearchable_reason(document)}.")
+    documents_service.require_searchable(document)
 
 
 # --- tools ---------------------------------------------------------------------
@@ -88,24 +88,18 @@ async def search_documents(
     top_k: int | None = None,
     documents: Sequence[str] | None = None,
 ) -> CallToolResult:
-    runtime, principal = caller.runtime, caller.principal
-    async with connection(runtime.pool) as conn:
-        target = await resolve_project(conn, caller, project)
-        document_ids: list[UUID] | None = None
-        if documents:
-            chosen = [await find_document(conn, caller, name, target) for name in documents]
-            for document in chosen:
-                if document.project_id != target.id:
-                    raise DocumentNotFound(f"{document.name!r} is not in project {target.name!r}.")
-                require_searchable(document)
-            document_ids = [document.id for document in chosen]
-        runtime.search_limiter.check(str(principal.token_id))
-        result = await runtime.search.search(
-            conn, principal, target.id, query, top_k=top_k, document_ids=document_ids
-        )
+    found = await search_service.search_project(
+        caller.runtime,
+        caller.principal,
+        caller.project_named(project),
+        query,
+        top_k=top_k,
+        documents=documents,
+    )
+    target, result = found.project, found.result
     structured = {
         "project": {"id": str(target.id), "name": target.name},
-        "query": query.strip(),
+        "query": found.query,
         "results": [
             {
                 "n": number,
@@ -124,10 +118,10 @@ async def search_documents(
         ],
         "reranker": result.reranker,
         "reranked": result.reranked,
-        "query_words_matched": not render.matched_no_terms(result),
+        "query_words_matched": not result.no_term_matched,
         "warnings": list(result.warnings),
     }
-    return text_result(render.search_text(target, query.strip(), result), structured)
+    return text_result(render.search_text(target, found.query, result), structured)
 
 
 @reports_errors
@@ -223,12 +217,10 @@ def _cut_at_page(text: documents_service.DocumentText) -> tuple[str, int, int | 
 async def find_mentions(
     caller: Caller, terms: Sequence[str], project: str | None = None, match: str = "all"
 ) -> CallToolResult:
-    async with connection(caller.runtime.pool) as conn:
-        target = await resolve_project(conn, caller, project)
-        caller.runtime.search_limiter.check(str(caller.principal.token_id))
-        found = await mentions_service.find_mentions(
-            conn, caller.principal, target.id, terms, match
-        )
+    found = await mentions_service.find_mentions(
+        caller.runtime, caller.principal, caller.project_named(project), terms, match
+    )
+    target = found.project
     structured = {
         "project": {"id": str(target.id), "name": target.name},
         "terms": list(found.terms),

@@ -82,33 +82,6 @@ async def get_document(conn: Connection, principal: Principal, document_id: UUID
     return Document.from_row(row)
 
 
-async def find_document(
-    conn: Connection, principal: Principal, reference: str, project: Project | None
-) -> Document:
-    """A document by id (in any of the user's projects) or by exact name (in ``project``)."""
-    reference = reference.strip()
-    try:
-        document_id = UUID(reference)
-    except ValueError:
-        pass
-    else:
-        try:
-            return await get_document(conn, principal, document_id)
-        except DocumentNotFound:
-            pass
-    if project is None:
-        raise DocumentNotFound(f"No document with id {reference!r}.")
-    if "\x00" in reference:  # no name holds NUL, and PostgreSQL refuses it as a parameter
-        raise DocumentNotFound(f"Project {project.name!r} has no document named {reference!r}.")
-    row = await fetch_one(conn, "fetch_document_by_name", project_id=project.id, name=reference)
-    if row is None:
-        raise DocumentNotFound(
-            f"Project {project.name!r} has no document named {reference!r}; "
-            "list the project's documents for the exact names."
-        )
-    return await get_document(conn, principal, row["id"])
-
-
 def parse_pages(text: str | None) -> tuple[int, int] | None:
     """``"3"`` → (3, 3), ``"3-5"`` → (3, 5); None for no range."""
     if text is None or not text.strip():
@@ -240,3 +213,60 @@ async def reextract(
         )
     await runtime.jobs.enqueue_extraction(document_id)
     return await get_document(conn, principal, document_id)
+
+
+# --- naming documents ----------------------------------------------------------
+
+
+async def find_document(
+    conn: Connection, principal: Principal, reference: UUID | str, project: Project | None
+) -> Document:
+    """A document by id (any of the user's projects) or by name (in ``project``)."""
+    if isinstance(reference, UUID):
+        try:
+            return await get_document(conn, principal, reference)
+        except DocumentNotFound:
+            raise DocumentNotFound(
+                f"No document with id {reference}.", document=str(reference)
+            ) from None
+    reference = reference.strip()
+    try:
+        document_id = UUID(reference)
+    except ValueError:
+        pass
+    else:
+        try:
+            return await get_document(conn, principal, document_id)
+        except DocumentNotFound:
+            pass
+    if project is None:
+        raise DocumentNotFound(f"No document with id {reference!r}.", document=reference)
+    if "\x00" in reference:  # no name holds NUL, and PostgreSQL refuses it as a parameter
+        raise DocumentNotFound(
+            f"Project {project.name!r} has no document named {reference!r}.", document=reference
+        )
+    row = await fetch_one(conn, "fetch_document_by_name", project_id=project.id, name=reference)
+    if row is None:
+        raise DocumentNotFound(
+            f"Project {project.name!r} has no document named {reference!r}; "
+            "list the project's documents for the exact names.",
+            document=reference,
+        )
+    return await get_document(conn, principal, row["id"])
+
+
+def unsearchable_reason(document: Document) -> str:
+    """Why a document cannot be searched yet, and what to do about it."""
+    failure = failure_of(document)
+    if failure is not None:
+        reason = failure.message or failure.code
+        return f"not searchable: {reason}" + (f" — {failure.hint}" if failure.hint else "")
+    return f"{document.status}: still being extracted; try again shortly"
+
+
+def require_searchable(document: Document) -> None:
+    """Raise DocumentNotReady, saying why, unless the document can be searched."""
+    if not document.searchable:
+        raise DocumentNotReady(
+            f"{document.name!r} is {unsearchable_reason(document)}.", document=str(document.id)
+        )

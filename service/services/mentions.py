@@ -11,13 +11,16 @@ text, which is fine at the scale of one person's projects.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, NamedTuple, get_args
+from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 from uuid import UUID
 
 from service.errors import InvalidRequest
 from service.records import Principal, Project
 from service.services import projects
-from service.storage.db import Connection, fetch_all
+from service.storage.db import connection, fetch_all
+
+if TYPE_CHECKING:
+    from service.runtime import Runtime
 
 Match = Literal["all", "any"]
 
@@ -106,17 +109,24 @@ def check_match(match: str) -> Match:
 
 
 async def find_mentions(
-    conn: Connection,
+    runtime: Runtime,
     principal: Principal,
-    project_id: UUID,
+    project: UUID | str | None,
     terms: Sequence[str],
     match: str = "all",
 ) -> Mentions:
-    """Every ready document of the project containing all (or any) of ``terms``, with counts."""
+    """Every ready document of the project containing all (or any) of ``terms``, with counts.
+
+    The one entry point of every door: it spends the token's search budget before any
+    connection is taken, checks the terms, and resolves ``project`` (id, name, or
+    ``None``) as :func:`projects.resolve_project` does.
+    """
+    runtime.search_limiter.check(str(principal.token_id))
     cleaned = normalise_terms(terms)
     mode = check_match(match)
-    project = await projects.get_project(conn, principal.user_id, project_id)
-    rows = await fetch_all(conn, "count_mentions", project_id=project.id, terms=list(cleaned))
+    async with connection(runtime.pool) as conn:
+        target = await projects.resolve_project(conn, principal.user_id, project)
+        rows = await fetch_all(conn, "count_mentions", project_id=target.id, terms=list(cleaned))
     per_document: dict[UUID, list[TermCount]] = {}
     names: dict[UUID, str] = {}
     for row in rows:
@@ -139,11 +149,11 @@ async def find_mentions(
         for i, term in enumerate(cleaned)
     )
     return Mentions(
-        project=project,
+        project=target,
         terms=cleaned,
         match=mode,
         documents=listed,
         totals=totals,
         documents_searched=len(everything),
-        documents_not_searchable=project.document_count - len(everything),
+        documents_not_searchable=target.document_count - len(everything),
     )

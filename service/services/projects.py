@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 from uuid import UUID
 
 from service.errors import EmptyName, InvalidRequest, ProjectExists, ProjectNotFound
@@ -11,6 +13,8 @@ from service.storage.db import Connection, fetch_all, fetch_one, unique_violatio
 
 #: The project ``shortlist user create`` makes, and the one meant when a user has several.
 DEFAULT_PROJECT_NAME = "default"
+
+P = TypeVar("P")
 
 
 async def create_project(conn: Connection, user_id: UUID, name: str) -> Project:
@@ -51,3 +55,36 @@ async def find_project(conn: Connection, user_id: UUID, name_or_id: str) -> Proj
     if row is None:
         raise ProjectNotFound(f"You have no project named {name_or_id!r}.")
     return Project.from_row(row)
+
+
+async def resolve_project(conn: Connection, user_id: UUID, requested: UUID | str | None) -> Project:
+    """The project a request means, the same through every door.
+
+    The rule: the project asked for (id or name) if any; else the user's only
+    project; else their project named "default"; else an error saying to choose.
+    """
+    if isinstance(requested, UUID):
+        return await get_project(conn, user_id, requested)
+    if requested is not None and requested.strip():
+        return await find_project(conn, user_id, requested.strip())
+    return default_project(await list_projects(conn, user_id), lambda project: project.name)
+
+
+def default_project(owned: Sequence[P], name_of: Callable[[P], str]) -> P:
+    """Of a user's projects, the one a request that names none means (see :func:`resolve_project`).
+
+    Takes any project shape (records here, JSON objects in the HTTP client) and its name.
+    """
+    if len(owned) == 1:
+        return owned[0]
+    for project in owned:
+        if name_of(project).strip().casefold() == DEFAULT_PROJECT_NAME:
+            return project
+    if not owned:
+        raise ProjectNotFound("You have no projects yet: create one, then upload documents to it.")
+    names = ", ".join(repr(name_of(project)) for project in owned)
+    raise InvalidRequest(
+        f"You have several projects ({names}) and none is named {DEFAULT_PROJECT_NAME!r}; "
+        "say which one.",
+        field="project",
+    )

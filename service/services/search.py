@@ -3,7 +3,9 @@
 Each process holds one :class:`SearchEngine`: the in-memory cache of chunked,
 tokenised documents (keyed by document id + content hash, so it is correct
 after a change made by any replica) and the reranker. Document text is read
-from PostgreSQL only for documents the cache is missing.
+from PostgreSQL only for documents the cache is missing. Every door searches
+through :func:`search_project`, which owns the rules (budget, limits, document
+checks, default project) and holds a connection only while it reads.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import asyncio
 import logging
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from uuid import UUID
 
 import anyio.to_thread
@@ -22,6 +24,7 @@ from psycopg.rows import dict_row
 
 from retrieval import ChunkIndex, DocumentRef, SearchResult, SourceDocument
 from retrieval import search as retrieve
+from retrieval.pipeline import validate_query
 from retrieval.rerankers import (
     ClosableReranker,
     LoadableReranker,
@@ -29,13 +32,14 @@ from retrieval.rerankers import (
     WarmableReranker,
     make_reranker,
 )
-from service.errors import InvalidRequest
-from service.records import Principal
-from service.services import projects
+from service.errors import DocumentNotFound, InvalidRequest
+from service.records import Principal, Project
+from service.services import documents, projects
 from service.services.extraction import READY_CHANNEL
-from service.storage.db import Connection, Pool, fetch_all
+from service.storage.db import Connection, Pool, connection, fetch_all
 
 if TYPE_CHECKING:
+    from service.runtime import Runtime
     from service.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -43,6 +47,81 @@ logger = logging.getLogger(__name__)
 MB = 1024 * 1024
 #: How many recently extracted documents are loaded into the cache at start-up.
 WARM_AT_START = 2000
+#: Most documents one search may be restricted to (each is looked up and checked).
+MAX_SEARCH_DOCUMENTS = 100
+
+
+class ProjectSearch(NamedTuple):
+    """One search's answer and what it searched."""
+
+    project: Project
+    query: str
+    """The query as searched (surrounding whitespace removed)."""
+    result: SearchResult
+
+
+async def search_project(
+    runtime: Runtime,
+    principal: Principal,
+    project: UUID | str | None,
+    query: str,
+    *,
+    top_k: int | None = None,
+    documents: Sequence[UUID | str] | None = None,
+) -> ProjectSearch:
+    """Search one of the caller's projects: the one search every door (REST, MCP, CLI) calls.
+
+    The rules live here, once. The token's search budget is spent first, before
+    any connection is taken; the query and ``top_k`` are checked next (``None``
+    means ``search.default_top_k``; at most ``search.max_top_k``). ``project`` is
+    an id, a name, or ``None`` for :func:`projects.resolve_project`'s default.
+    ``documents`` (ids, or names within the project) restricts the search; each
+    must be a document of that project (else ``document_not_found``) that can be
+    searched (else ``document_not_ready``). What the search needs is read on one
+    short-lived pooled connection, released before the ranking, which may take
+    up to ``search.rerank_timeout``.
+    """
+    runtime.search_limiter.check(str(principal.token_id))
+    engine = runtime.search
+    query = validate_query(query)
+    top_k = engine.check_top_k(top_k)
+    wanted = _check_document_count(documents)
+    async with connection(runtime.pool) as conn:
+        target = await projects.resolve_project(conn, principal.user_id, project)
+        document_ids = (
+            await _searchable_documents(conn, principal, target, wanted) if wanted else None
+        )
+        refs, loaded = await engine.load(conn, target.id, document_ids)
+    result = await engine.rank(query, refs, loaded, top_k=top_k)
+    return ProjectSearch(target, query, result)
+
+
+def _check_document_count(documents: Sequence[UUID | str] | None) -> list[UUID | str]:
+    """The documents asked for, each once; refused beyond :data:`MAX_SEARCH_DOCUMENTS`."""
+    unique = list(dict.fromkeys(documents or ()))
+    if len(unique) > MAX_SEARCH_DOCUMENTS:
+        raise InvalidRequest(
+            f"A search may be restricted to at most {MAX_SEARCH_DOCUMENTS} documents; "
+            f"{len(unique)} were given.",
+            field="documents",
+        )
+    return unique
+
+
+async def _searchable_documents(
+    conn: Connection, principal: Principal, project: Project, references: Sequence[UUID | str]
+) -> list[UUID]:
+    """The ids of the named documents, each checked to be in ``project`` and searchable."""
+    chosen: list[UUID] = []
+    for reference in references:
+        document = await documents.find_document(conn, principal, reference, project)
+        if document.project_id != project.id:
+            raise DocumentNotFound(
+                f"{document.name!r} is not in project {project.name!r}.", document=str(reference)
+            )
+        documents.require_searchable(document)
+        chosen.append(document.id)
+    return list(dict.fromkeys(chosen))
 
 
 def build_reranker(settings: Settings) -> Reranker:
@@ -63,7 +142,7 @@ def build_reranker(settings: Settings) -> Reranker:
 
 
 class SearchEngine:
-    """The process's chunk cache and reranker, and the search entry point."""
+    """The process's chunk cache and reranker: :meth:`load` reads, :meth:`rank` ranks."""
 
     def __init__(self, settings: Settings, reranker: Reranker | None = None) -> None:
         self.settings = settings
@@ -88,22 +167,23 @@ class SearchEngine:
             return False, f"{reason}; results come back in BM25 order"
         return True, self.reranker.name
 
-    async def search(
-        self,
-        conn: Connection,
-        principal: Principal,
-        project_id: UUID,
-        query: str,
-        *,
-        top_k: int | None = None,
-        document_ids: Sequence[UUID] | None = None,
-    ) -> SearchResult:
-        """The project's best passages for ``query``, cited to document and pages."""
-        await projects.get_project(conn, principal.user_id, project_id)
+    def check_top_k(self, top_k: int | None) -> int:
+        """``top_k`` as asked, or the default; refused outside 1..``search.max_top_k``."""
         limit = self.settings.search.max_top_k
-        top_k = top_k or self.settings.search.default_top_k
+        if top_k is None:
+            return self.settings.search.default_top_k
         if not 1 <= top_k <= limit:
             raise InvalidRequest(f"top_k must be between 1 and {limit}.", field="top_k")
+        return top_k
+
+    async def load(
+        self, conn: Connection, project_id: UUID, document_ids: Sequence[UUID] | None = None
+    ) -> tuple[list[DocumentRef], list[SourceDocument]]:
+        """The project's ready documents (or only ``document_ids``) and the text the cache lacks.
+
+        The only part of a search that needs the database: the caller releases the
+        connection before :meth:`rank`.
+        """
         rows = await fetch_all(
             conn,
             "list_ready_document_refs",
@@ -111,7 +191,17 @@ class SearchEngine:
             document_ids=list(document_ids) if document_ids else None,
         )
         refs = [DocumentRef(str(row["id"]), row["name"], row["content_hash"]) for row in rows]
-        loaded = await self._load_missing(conn, refs)
+        return refs, await self._load_missing(conn, refs)
+
+    async def rank(
+        self,
+        query: str,
+        refs: Sequence[DocumentRef],
+        loaded: Sequence[SourceDocument],
+        *,
+        top_k: int,
+    ) -> SearchResult:
+        """The best passages of ``refs`` for ``query``, cited (in a thread; no database)."""
         search_settings = self.settings.search
         result = await anyio.to_thread.run_sync(
             lambda: retrieve(

@@ -1,8 +1,10 @@
 """PostgreSQL access: where the database is, the connection pool, and error translation.
 
-Driver errors are translated once, here: a connection that cannot be had or is
-lost becomes :class:`~service.errors.DatabaseUnavailable` (503), and a unique
-violation becomes whatever conflict the caller names.
+Driver errors are translated once, here (:func:`database_error`): a connection
+that cannot be had or is lost becomes :class:`~service.errors.DatabaseUnavailable`
+(503), and a unique violation becomes whatever conflict the caller names. A
+cancelled query (``QueryCanceled``) is not an outage and is left as it is: the
+doors report it as an internal error.
 
 Runtime queries are run by name (a block of ``sql/queries.sql``) through
 :func:`fetch_one`, :func:`fetch_all` and :func:`execute`, with keyword
@@ -104,6 +106,24 @@ async def connection(pool: Pool) -> AsyncIterator[Connection]:
             yield conn
 
 
+@contextlib.asynccontextmanager
+async def lend(pool: Pool) -> AsyncIterator[Connection]:
+    """Lend one pooled connection; only failing to get one is translated here.
+
+    For a framework that throws the body's exceptions back into the code that
+    lent the connection and expects them back unchanged (Litestar's generator
+    dependencies turn any other exception into an ``ExceptionGroup``, a 500):
+    errors raised while the connection is used come out as the driver raised
+    them, and the door renders them with :func:`database_error`.
+    """
+    with translate_errors():
+        conn = await pool.getconn()
+    try:
+        yield conn
+    finally:
+        await pool.putconn(conn)  # a broken connection is discarded, not pooled again
+
+
 async def ping(pool: Pool) -> None:
     """Raise DatabaseUnavailable unless the database answers ``SELECT 1``."""
     async with connection(pool) as conn:
@@ -127,16 +147,31 @@ async def execute(conn: Connection, query_name: str, /, **params: Any) -> None:
     await conn.execute(queries[query_name], params or None)
 
 
+def database_error(exc: BaseException) -> DatabaseUnavailable | None:
+    """The error users see for a driver error, or None when it is not one we translate.
+
+    The one place that decides: no connection to be had from the pool, or one
+    lost (refused, terminated, timed out, reset), is DatabaseUnavailable;
+    anything else, a cancelled query included, stays what it is.
+    """
+    if isinstance(exc, psycopg.errors.QueryCanceled):
+        return None
+    if isinstance(exc, PoolTimeout | psycopg.OperationalError):
+        return DatabaseUnavailable()
+    return None
+
+
 @contextlib.contextmanager
 def translate_errors() -> Iterator[None]:
-    """Turn losing the database into :class:`DatabaseUnavailable`."""
+    """Turn losing the database into :class:`DatabaseUnavailable` (see :func:`database_error`)."""
     try:
         yield
-    except (PoolTimeout, psycopg.OperationalError) as exc:
-        if isinstance(exc, psycopg.errors.QueryCanceled):
+    except (PoolTimeout, psycopg.Error) as exc:
+        error = database_error(exc)
+        if error is None:
             raise
         logger.warning("database unavailable: %s", exc.__class__.__name__)
-        raise DatabaseUnavailable() from exc
+        raise error from exc
 
 
 @contextlib.contextmanager

@@ -288,3 +288,17 @@ def test_a_folder_is_ingested_and_its_documents_listed_shown_reextracted_and_del
     assert json.loads(missing.stdout)["error"]["code"] == "document_not_found"
     listed = json.loads(shortlist(db_url, tmp_path, "documents", "list", "--json").stdout)
     assert [d["name"] for d in listed["documents"]] == ["a.md"]
+
+
+def test_a_blank_search_query_is_a_user_error_that_exits_2(db_url: str, tmp_path: Path) -> None:
+    assert shortlist(db_url, tmp_path, "user", "create", "alice").returncode == 0
+
+    result = shortlist(db_url, tmp_path, "search", "   ", "--json")
+
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert json.loads(result.stdout) == {
+        "error": {
+            "code": "empty_query",
+            "message": "The query is empty: type some words to search for.",
+        }
+    }

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
 from uuid import UUID
 
 from litestar import Controller, get
 from litestar.params import FromPath, FromQuery
 
-from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
+from service.http.dependencies import PrincipalDep, RuntimeDep
 from service.http.schemas import Struct
 from service.services import mentions
 
@@ -39,7 +38,7 @@ class TermTotal(Struct):
 class MentionsResponse(Struct):
     project_id: UUID
     terms: list[str]
-    match: Literal["all", "any"]
+    match: mentions.Match
     documents: list[DocumentMentions]
     totals: list[TermTotal]
     documents_searched: int
@@ -78,11 +77,10 @@ class MentionsController(Controller):
     async def find_mentions(
         self,
         runtime: RuntimeDep,
-        conn: ConnectionDep,
         principal: PrincipalDep,
         project_id: FromPath[UUID],
         terms: FromQuery[list[str]],
-        match: FromQuery[Literal["all", "any"]] = "all",
+        match: FromQuery[mentions.Match] = "all",
     ) -> MentionsResponse:
         """Every ready document containing all (or any) of the terms, exhaustively, with counts.
 
@@ -92,6 +90,5 @@ class MentionsController(Controller):
             Per document, each term's occurrences and pages; per term, totals; and how many
             documents were searched (and how many were not, being pending or failed).
         """
-        runtime.search_limiter.check(str(principal.token_id))
-        found = await mentions.find_mentions(conn, principal, project_id, terms, match)
+        found = await mentions.find_mentions(runtime, principal, project_id, terms, match)
         return MentionsResponse.from_result(found)

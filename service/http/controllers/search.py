@@ -8,8 +8,9 @@ from litestar import Controller, post
 from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_200_OK
 
-from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
+from service.http.dependencies import PrincipalDep, RuntimeDep
 from service.http.schemas import SearchRequest, SearchResponse
+from service.services.search import search_project
 
 
 class SearchController(Controller):
@@ -20,7 +21,6 @@ class SearchController(Controller):
     async def search(
         self,
         runtime: RuntimeDep,
-        conn: ConnectionDep,
         principal: PrincipalDep,
         project_id: FromPath[UUID],
         data: JSONBody[SearchRequest],
@@ -30,14 +30,15 @@ class SearchController(Controller):
         Returns:
             ``results`` (document, pages, heading, text, score), ``sources`` (each cited document
             once), which ``reranker`` ran and whether it ``reranked``; ``warnings`` say why not.
+            A ``document_ids`` entry that is not a document of the project is 404
+            ``document_not_found``; one that cannot be searched yet is 409 ``document_not_ready``.
         """
-        runtime.search_limiter.check(str(principal.token_id))
-        result = await runtime.search.search(
-            conn,
+        found = await search_project(
+            runtime,
             principal,
             project_id,
             data.query,
             top_k=data.top_k,
-            document_ids=data.document_ids,
+            documents=data.document_ids,
         )
-        return SearchResponse.from_result(result)
+        return SearchResponse.from_result(found.result)
