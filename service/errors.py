@@ -20,7 +20,8 @@ A subclass's docstring is its default message::
     ├── UrlRefused (4xx: 400 not allowed, 422 unreachable, 413 too large, 415 type)
     ├── RateLimited (429)
     ├── ServiceUnavailable (503)
-    │   └── DatabaseUnavailable
+    │   ├── DatabaseUnavailable
+    │   └── ServiceUnreachable (the CLI's client found no service at the URL)
     ├── BlobStoreError and its tree (service/storage/blobs/errors.py)
     ├── EmbeddedPostgresUnavailable and its tree (service/storage/embedded_pg/errors.py; under ServiceUnavailable)
     └── ComponentError (an error of extract/ or retrieval/, carried with its own status and code)
@@ -233,6 +234,19 @@ class ServiceUnavailable(ShortlistError):
 
     status = 503
     code = "service_unavailable"
+
+
+class ServiceUnreachable(ServiceUnavailable):
+    """The Shortlist service cannot be reached: is `shortlist serve` running?"""
+
+    code = "service_unreachable"
+
+    def __init__(self, url: str) -> None:
+        super().__init__(
+            f"Cannot reach the Shortlist service at {url}: is `shortlist serve` running? "
+            "(Set SHORTLIST_SERVER__PUBLIC_URL or pass --url for another address.)",
+            url=url,
+        )
 
 
 class DatabaseUnavailable(ServiceUnavailable):

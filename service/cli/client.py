@@ -19,7 +19,7 @@ from typing import IO, Any, cast
 
 import httpx
 
-from service.errors import ComponentError
+from service.errors import ComponentError, ServiceUnreachable
 from service.services.projects import default_project
 
 ProgressCallback = Callable[[int], None]
@@ -59,6 +59,13 @@ class ShortlistClient:
     def close(self) -> None:
         self.http.close()
 
+    def _request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """A request to the service; a service that is not there is ServiceUnreachable."""
+        try:
+            return self.http.request(method, url, **kwargs)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise ServiceUnreachable(self.base_url) from exc
+
     def __enter__(self) -> ShortlistClient:
         return self
 
@@ -79,7 +86,9 @@ class ShortlistClient:
     def resolve_project(self, name_or_id: str | None) -> dict[str, Any]:
         """The project named (id or name), else the service's default rule
         (:func:`service.services.projects.default_project`)."""
-        projects: list[dict[str, Any]] = self._json(self.http.get("/api/projects"))["projects"]
+        projects: list[dict[str, Any]] = self._json(self._request("GET", "/api/projects"))[
+            "projects"
+        ]
         if name_or_id is None or not name_or_id.strip():
             return dict(default_project(projects, lambda project: str(project["name"])))
         for project in projects:
@@ -98,7 +107,7 @@ class ShortlistClient:
         if filename:
             body["filename"] = filename
         document: dict[str, Any] = self._json(
-            self.http.post(f"/api/projects/{project_id}/imports", json=body)
+            self._request("POST", f"/api/projects/{project_id}/imports", json=body)
         )
         return document
 
@@ -109,7 +118,8 @@ class ShortlistClient:
         size = path.stat().st_size
         content_type = mimetypes.guess_type(path.name)[0]
         grant = self._json(
-            self.http.post(
+            self._request(
+                "POST",
                 "/api/uploads",
                 json={
                     "project_id": project_id,
@@ -121,8 +131,10 @@ class ShortlistClient:
         )
         self._send(grant, path, on_progress)
         document: dict[str, Any] = self._json(
-            self.http.post(
-                "/api/documents", json={"project_id": project_id, "upload_id": grant["upload_id"]}
+            self._request(
+                "POST",
+                "/api/documents",
+                json={"project_id": project_id, "upload_id": grant["upload_id"]},
             )
         )
         return document
@@ -240,7 +252,9 @@ class ShortlistClient:
         """Poll until the document is ready or failed (or the timeout passes)."""
         deadline = time.monotonic() + timeout
         while True:
-            document: dict[str, Any] = self._json(self.http.get(f"/api/documents/{document_id}"))
+            document: dict[str, Any] = self._json(
+                self._request("GET", f"/api/documents/{document_id}")
+            )
             if document["status"] in ("ready", "error") or time.monotonic() > deadline:
                 return document
             time.sleep(interval)

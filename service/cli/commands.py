@@ -27,7 +27,7 @@ from uuid import UUID
 import click
 import msgspec
 
-from service.errors import InvalidRequest, ShortlistError, as_shortlist_error
+from service.errors import InvalidRequest, ServiceUnreachable, ShortlistError, as_shortlist_error
 from service.records import Principal, User
 from service.runtime import Runtime, open_runtime
 from service.services import projects, users
@@ -80,7 +80,9 @@ def command_errors(func: Callable[P, T]) -> Callable[P, T]:
         except Exception as exc:
             error = as_shortlist_error(exc)
             if error is not None:
-                exit_code = EXIT_INTERNAL_ERROR if error.status >= 500 else EXIT_USER_ERROR
+                # A service that is not running is for the user to start, not our failure.
+                internal = error.status >= 500 and not isinstance(error, ServiceUnreachable)
+                exit_code = EXIT_INTERNAL_ERROR if internal else EXIT_USER_ERROR
                 fail(error.message, code=error.code, as_json=as_json, exit_code=exit_code)
             logging.getLogger("shortlist").debug("internal error", exc_info=True)
             fail(

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -302,3 +303,26 @@ def test_a_blank_search_query_is_a_user_error_that_exits_2(db_url: str, tmp_path
             "message": "The query is empty: type some words to search for.",
         }
     }
+
+
+def test_upload_with_no_service_running_says_so_and_exits_2(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    note = tmp_path / "note.md"
+    note.write_text("# Note\n", encoding="utf-8")
+    env = {**os.environ, "SHORTLIST_TOKEN": "sl_abcdefgh_" + "x" * 43}
+    result = subprocess.run(
+        [sys.executable, "-m", "service.cli", "upload", str(note), "--url", url, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "service_unreachable"
+    assert error["message"].startswith(f"Cannot reach the Shortlist service at {url}")
+    assert "shortlist serve" in error["message"]
+    assert "Traceback" not in result.stderr
