@@ -167,8 +167,8 @@ class JobSettings(BaseModel):
     """Attempts per extraction before the document is marked failed."""
     retry_backoff_base: int = Field(default=2, ge=0)
     """Seconds before an extraction's second attempt; later waits are its powers (2: 2 s, 4 s, 8 s…)."""
-    stale_after_seconds: int = Field(default=900, ge=30)
-    """A document pending longer than this is marked failed by the sweep."""
+    dead_worker_after_seconds: int = Field(default=30, ge=3)
+    """A worker silent this long (no heartbeat) counts as dead: the extractions it started resume on another worker, or fail once they used every attempt. Queued jobs are never failed for waiting."""
 
 
 class Settings(BaseSettings):

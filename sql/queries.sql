@@ -181,14 +181,6 @@ UPDATE documents SET status = 'error', error_code = %(error_code)s, error_messag
 WHERE id = %(document_id)s AND status IN ('pending', 'processing')
 RETURNING id;
 
--- fail_stale_documents --
--- Mark documents stuck in extraction for too long as failed
-UPDATE documents SET status = 'error', error_code = 'extraction_stalled',
-       error_message = 'Extraction did not finish in time; re-extract the document to try again.',
-       updated_at = now()
-WHERE status IN ('pending', 'processing') AND updated_at < now() - make_interval(secs => %(seconds)s)
-RETURNING id;
-
 -- list_unqueued_pending_documents --
 -- Pending documents with no live extraction job (their job was lost), older than a grace period
 SELECT d.id FROM documents d
