@@ -6,8 +6,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
-from litestar import Litestar, Router
+from litestar import Litestar, Request, Router
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
@@ -27,6 +28,7 @@ from service.mcp.http import McpHttp
 from service.panel.session_routes import SessionController
 from service.panel.views import panel_router
 from service.runtime import Runtime, build_blob_store, open_runtime
+from service.services import uploads
 from service.settings import Settings, get_settings
 from service.storage.blobs import BlobStore, LocalBlobStore
 from service.storage.blobs.local_routes import local_blob_router
@@ -89,8 +91,13 @@ async def _background_tasks(runtime: Runtime) -> AsyncIterator[None]:
 def _route_handlers(blobs: BlobStore) -> list[ControllerRouterHandler]:
     handlers: list[ControllerRouterHandler] = [_api_router()]
     if isinstance(blobs, LocalBlobStore):
-        handlers.append(local_blob_router(blobs))
+        handlers.append(local_blob_router(blobs, grant_withdrawn=_grant_withdrawn))
     return handlers
+
+
+async def _grant_withdrawn(request: Request[Any, Any, Any], key: str) -> bool:
+    runtime: Runtime = request.app.state.runtime
+    return await uploads.grant_withdrawn(runtime, key)
 
 
 def _api_router() -> Router:
