@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from litestar import Litestar, Request, Router
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
-from litestar.types import ControllerRouterHandler
+from litestar.types import ASGIApp, ControllerRouterHandler
 
 from service.http.auth import TokenAuthenticationMiddleware
 from service.http.controllers.documents import DocumentController
@@ -24,6 +24,7 @@ from service.http.controllers.uploads import UploadController
 from service.http.dependencies import dependencies
 from service.http.errors import EXCEPTION_HANDLERS
 from service.http.json_request import JsonRequest
+from service.http.timeouts import BodyTimeoutMiddleware
 from service.mcp.http import McpHttp
 from service.panel.session_routes import SessionController
 from service.panel.views import panel_router
@@ -59,6 +60,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=_openapi_config(),
         request_class=JsonRequest,
+        middleware=[_body_timeout(settings.server.body_timeout_seconds)],
         debug=False,
     )
 
@@ -93,6 +95,10 @@ def _route_handlers(blobs: BlobStore) -> list[ControllerRouterHandler]:
     if isinstance(blobs, LocalBlobStore):
         handlers.append(local_blob_router(blobs, grant_withdrawn=_grant_withdrawn))
     return handlers
+
+
+def _body_timeout(seconds: float) -> Callable[[ASGIApp], ASGIApp]:
+    return lambda app: BodyTimeoutMiddleware(app, seconds)
 
 
 async def _grant_withdrawn(request: Request[Any, Any, Any], key: str) -> bool:

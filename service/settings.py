@@ -46,6 +46,10 @@ class ServerSettings(BaseModel):
     """Searches one API token may make per minute (0 turns the limit off)."""
     upload_rate_per_minute: int = Field(default=60, ge=0)
     """Upload grants one API token may ask for per minute (0 turns the limit off)."""
+    header_timeout_seconds: float = Field(default=10.0, gt=0)
+    """Seconds a client has to send a request's headers (`shortlist serve`); a late one gets 408 and the connection closes."""
+    body_timeout_seconds: float = Field(default=30.0, gt=0)
+    """Longest pause between two pieces of a request body, local-store uploads included; a stalled request gets 408 request_timeout."""
 
 
 class DatabaseSettings(BaseModel):

@@ -27,6 +27,7 @@ from service.errors import (
     DatabaseUnavailable,
     NotAuthenticated,
     RateLimited,
+    RequestTimedOut,
     ShortlistError,
     as_shortlist_error,
 )
@@ -62,6 +63,8 @@ def shortlist_error_handler(_: Request[Any, Any, Any], exc: ShortlistError) -> R
         headers["WWW-Authenticate"] = 'Bearer realm="shortlist"'
     if isinstance(exc, RateLimited):
         headers["Retry-After"] = str(exc.retry_after)
+    if isinstance(exc, RequestTimedOut):
+        headers["Connection"] = "close"  # the rest of a stalled body is not waited for
     return error_response(exc.to_dict(), headers)
 
 
