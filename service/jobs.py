@@ -120,7 +120,11 @@ class Jobs:
     def __init__(self, url: str, settings: Settings) -> None:
         self.settings = settings
         connector = procrastinate.PsycopgConnector(
-            conninfo=url, min_size=1, max_size=4, reconnect_timeout=RECONNECT_WINDOW_SECONDS
+            # Two workers per process, each holding a connection to listen on.
+            conninfo=url,
+            min_size=1,
+            max_size=6,
+            reconnect_timeout=RECONNECT_WINDOW_SECONDS,
         )
         self.app = procrastinate.App(connector=connector)
         self.app.add_tasks_from(tasks, namespace="")
