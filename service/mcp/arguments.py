@@ -6,9 +6,10 @@ bare "Invalid request parameters" (an argument that is not a string); it answers
 a tool call whose arguments miss the tool's schema with pydantic's validation
 text. Here:
 
-- ``prompts/get`` is checked before the SDK sees it (:class:`PromptArgumentCheck`,
+- ``prompts/get`` is checked before the SDK sees it (:class:`ArgumentShapeCheck`,
   a server middleware): any of the above is JSON-RPC -32602 (invalid params) with a
-  message naming the prompt's arguments, and nothing is logged as an error;
+  message naming the prompt's arguments, and nothing is logged as an error; the same
+  middleware answers a ``tools/call`` whose arguments are not an object with -32602;
 - a tool call whose arguments fail validation is an ``isError`` result with code
   ``invalid_request`` naming each wrong argument and what the tool takes
   (:func:`invalid_arguments`). Values are never echoed back: they are the caller's
@@ -71,8 +72,9 @@ def _signature(schema: Mapping[str, Any]) -> str:
     return ", ".join(parts) or "no arguments"
 
 
-class PromptArgumentCheck:
-    """Server middleware refusing a malformed ``prompts/get`` with an actionable -32602."""
+class ArgumentShapeCheck:
+    """Server middleware refusing a malformed ``prompts/get`` (or ``tools/call`` arguments
+    that are not an object) with an actionable -32602."""
 
     def __init__(self, server: MCPServer[Any]) -> None:
         self.server = server

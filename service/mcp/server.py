@@ -23,7 +23,7 @@ from pydantic import Field, ValidationError
 
 from service.errors import NotFound, ShortlistError
 from service.mcp import tools
-from service.mcp.arguments import PromptArgumentCheck, invalid_arguments
+from service.mcp.arguments import ArgumentShapeCheck, invalid_arguments
 from service.mcp.caller import Caller
 
 #: Resolves the caller of the request a context belongs to.
@@ -104,7 +104,7 @@ def build_server(caller_of: CallerLookup) -> MCPServer[Any]:
         version="0.1.0",
         log_level="WARNING",
     )
-    server.middleware.append(PromptArgumentCheck(server))
+    server.middleware.append(ArgumentShapeCheck(server))
 
     @server.tool(name="search_documents", description=SEARCH_DESCRIPTION, annotations=READ_ONLY)
     async def search_documents(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from psycopg.rows import dict_row
 from service.jobs import sweep_interval
 from service.runtime import Runtime, open_runtime
 from service.services import users
+from service.storage.blobs import LocalBlobStore
 from service.storage.db import connection
 from sql import queries
 from tests.conftest import make_settings
@@ -142,3 +144,91 @@ async def test_a_stalled_extraction_that_used_every_attempt_fails_its_document(
     assert job == ("failed",)
     assert document["status"] == "error"
     assert document["error_code"] == "extraction_stalled"
+
+
+async def _job_of(db_url: str, document_id: UUID) -> tuple[str, int] | None:
+    async with await psycopg.AsyncConnection.connect(db_url, autocommit=True) as conn:
+        row = await (
+            await conn.execute(
+                "SELECT status::text, attempts FROM procrastinate_jobs"
+                " WHERE args->>'document_id' = %s",
+                (str(document_id),),
+            )
+        ).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def _release(fifo: Path, within: float = 10.0) -> None:
+    """Give the reader blocked on ``fifo`` the PDF, waiting for it to open the pipe."""
+    deadline = time.monotonic() + within
+    while fifo.exists():
+        try:
+            descriptor = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # no reader yet
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
+            continue
+        try:
+            os.write(descriptor, SMALL_PDF)
+        finally:
+            os.close(descriptor)
+        fifo.unlink()
+
+
+async def test_a_dead_workers_job_resumes_while_every_extraction_slot_is_busy(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The sweep used to be a job on the extraction worker: with its slots busy (here the
+    only one, on an original that does not finish reading) it did not run at all."""
+    settings = make_settings(
+        db_url, tmp_path, jobs={"dead_worker_after_seconds": DEAD_AFTER, "concurrency": 1}
+    )
+    async with open_runtime(settings) as runtime:
+        assert isinstance(runtime.blobs, LocalBlobStore)
+        async with connection(runtime.pool) as conn:
+            alice = await users.create_user(conn, "alice")
+        busy = await _add_document(runtime, alice.project.id, "busy.pdf", SMALL_PDF)
+        # Its original is a FIFO: reading it blocks until the test writes, holding the slot.
+        fifo = runtime.blobs.path_for(f"projects/{alice.project.id}/uploads/busy.pdf")
+        fifo.unlink()
+        os.mkfifo(fifo)
+        orphan = await _add_document(runtime, alice.project.id, "orphan.pdf", SMALL_PDF)
+        async with await psycopg.AsyncConnection.connect(db_url, autocommit=True) as conn:
+            # Started by a worker that was killed (and pruned: no worker row any more).
+            await conn.execute(
+                "UPDATE procrastinate_jobs SET status = 'doing', worker_id = NULL"
+                " WHERE args->>'document_id' = %s",
+                (str(orphan),),
+            )
+        worker = asyncio.create_task(runtime.jobs.run_worker(runtime, name="busy-test"))
+        try:
+            deadline = time.monotonic() + 60
+            while (await _statuses(db_url, [busy]))[busy]["status"] != "processing":
+                assert time.monotonic() < deadline, "the busy document was never started"
+                await asyncio.sleep(0.1)
+            started = time.monotonic()
+            resumed_after = None
+            while time.monotonic() - started < 30:
+                job = await _job_of(db_url, orphan)
+                if job is not None and job[1] >= 1:
+                    resumed_after = time.monotonic() - started
+                    break
+                await asyncio.sleep(0.1)
+            busy_still = (await _statuses(db_url, [busy]))[busy]["status"]
+            _release(fifo)  # let the busy one finish
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                rows = await _statuses(db_url, [busy, orphan])
+                if all(row["status"] in ("ready", "error") for row in rows.values()):
+                    break
+                await asyncio.sleep(0.2)
+        finally:
+            _release(fifo)
+            worker.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await worker
+
+    assert busy_still == "processing", "the slot was busy all along"
+    assert resumed_after is not None and resumed_after < sweep_interval(DEAD_AFTER) + 6
+    assert {row["status"] for row in rows.values()} == {"ready"}, rows
