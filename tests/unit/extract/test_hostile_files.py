@@ -15,6 +15,7 @@ from extract import (
     CorruptDocumentError,
     DocumentTooLargeError,
     ExtractionLimits,
+    extract_document,
     extract_in_sandbox,
 )
 from extract.office import MAX_WORKBOOK_CELLS
@@ -116,14 +117,14 @@ def _nested_forms_pdf(depth: int, *, blank_pages: int = 0) -> bytes:
 
 def test_a_pdf_nested_too_deeply_is_corrupt_saying_so() -> None:
     with pytest.raises(CorruptDocumentError) as raised:
-        extract_in_sandbox(_nested_forms_pdf(300), "deep.pdf", "application/pdf")
+        extract_document(_nested_forms_pdf(300), "deep.pdf", "application/pdf")
 
     assert "nested more deeply than the PDF reader allows" in raised.value.message
 
 
 def test_a_pdf_whose_only_text_is_nested_too_deeply_is_not_called_empty() -> None:
     with pytest.raises(CorruptDocumentError) as raised:
-        extract_in_sandbox(_nested_forms_pdf(300, blank_pages=2), "deep.pdf", "application/pdf")
+        extract_document(_nested_forms_pdf(300, blank_pages=2), "deep.pdf", "application/pdf")
 
     assert raised.value.code == "corrupt_document"
     assert "Page 1 of this PDF could not be read" in raised.value.message
@@ -131,6 +132,6 @@ def test_a_pdf_whose_only_text_is_nested_too_deeply_is_not_called_empty() -> Non
 
 
 def test_a_pdf_nested_within_the_readers_limit_reads_normally() -> None:
-    extraction = extract_in_sandbox(_nested_forms_pdf(20), "deep.pdf", "application/pdf")
+    extraction = extract_document(_nested_forms_pdf(20), "deep.pdf", "application/pdf")
 
     assert "Glaciers carve valleys" in extraction.markdown
