@@ -246,7 +246,7 @@ class Jobs:
             document_id,
             attempts,
         )
-        await self.app.job_manager.finish_job(job, status=Status.FAILED, delete_job=False)
+        # The document first: should finishing the job fail, the next sweep finds it again.
         async with connection(runtime.pool) as conn:
             await extraction.save_failure(
                 conn,
@@ -255,3 +255,4 @@ class Jobs:
                 f"The worker extracting this document stopped during each of {attempts} "
                 "attempts (killed or out of memory); re-extract the document to try again.",
             )
+        await self.app.job_manager.finish_job(job, status=Status.FAILED, delete_job=False)
