@@ -46,8 +46,13 @@ def check_zip_members(data: bytes, limits: ExtractionLimits) -> None:
         )
 
 
+#: Most cells a workbook may have, counting the blanks between values in a row.
+MAX_WORKBOOK_CELLS = 5_000_000
+
+
 def _reading_failed(kind: str, exc: Exception) -> CorruptDocumentError:
-    return CorruptDocumentError(f"This {kind} file is damaged and could not be read: {exc}")
+    reason = str(exc) or type(exc).__name__
+    return CorruptDocumentError(f"This {kind} file is damaged and could not be read: {reason}")
 
 
 def _check_page_count(count: int, noun: str, limits: ExtractionLimits) -> None:
@@ -105,8 +110,8 @@ def extract_docx(data: bytes, limits: ExtractionLimits) -> Extraction:
             _docx_table(item) if isinstance(item, DocxTable) else _docx_paragraph(item)
             for item in document.iter_inner_content()
         ]
-    except ExtractionError:
-        raise
+    except (ExtractionError, MemoryError):
+        raise  # a MemoryError is reported by the sandbox as the memory limit it hit
     except Exception as exc:
         raise _reading_failed("Word", exc) from exc
     return assemble_pages(["\n\n".join(block for block in blocks if block)], "docx")
@@ -155,8 +160,8 @@ def extract_pptx(data: bytes, limits: ExtractionLimits) -> Extraction:
         slides = list(presentation.slides)
         _check_page_count(len(slides), "slides", limits)
         rendered = [_slide_markdown(slide, number) for number, slide in enumerate(slides, 1)]
-    except ExtractionError:
-        raise
+    except (ExtractionError, MemoryError):
+        raise  # a MemoryError is reported by the sandbox as the memory limit it hit
     except Exception as exc:
         raise _reading_failed("PowerPoint", exc) from exc
     if not any(has_text for _, has_text in rendered):
@@ -175,9 +180,27 @@ def _cell_text(value: object) -> str:
     return str(value)
 
 
-def _sheet_rows(sheet: Any) -> list[list[str]]:
-    rows = [[_cell_text(value) for value in row] for row in sheet.iter_rows(values_only=True)]
-    rows = [row for row in rows if any(cell.strip() for cell in row)]
+def _sheet_rows(sheet: Any, budget: list[int]) -> list[list[str]]:
+    """The sheet's non-empty rows, read as they are stored.
+
+    The sheet's declared ``<dimension>`` is ignored: it is only a claim (``A1:XFD1048576``
+    declares 17 billion cells, and read as such would pad every row to 16,384 columns
+    and yield a million empty rows). ``budget`` holds the cells the workbook may still
+    have; past it the workbook is too large.
+    """
+    sheet.reset_dimensions()
+    rows: list[list[str]] = []
+    for values in sheet.iter_rows(values_only=True):
+        budget[0] -= len(values)
+        if budget[0] < 0:
+            raise DocumentTooLargeError(
+                f"The workbook has more than {MAX_WORKBOOK_CELLS:,} cells (sheet "
+                f"{sheet.title!r} reaches past that, counting blanks between values); "
+                "split it or save only the sheets you need"
+            )
+        row = [_cell_text(value) for value in values]
+        if any(cell.strip() for cell in row):
+            rows.append(row)
     width = max((max((i + 1 for i, c in enumerate(row) if c.strip()), default=0) for row in rows),
                 default=0)  # fmt: skip
     return [row[:width] for row in rows]
@@ -196,11 +219,12 @@ def extract_xlsx(data: bytes, limits: ExtractionLimits) -> Extraction:
         try:
             sheets = list(workbook.worksheets)
             _check_page_count(len(sheets), "sheets", limits)
-            tables = [(sheet.title, _sheet_rows(sheet)) for sheet in sheets]
+            budget = [MAX_WORKBOOK_CELLS]
+            tables = [(sheet.title, _sheet_rows(sheet, budget)) for sheet in sheets]
         finally:
             workbook.close()
-    except ExtractionError:
-        raise
+    except (ExtractionError, MemoryError):
+        raise  # a MemoryError is reported by the sandbox as the memory limit it hit
     except Exception as exc:
         raise _reading_failed("Excel", exc) from exc
     if not any(rows for _, rows in tables):

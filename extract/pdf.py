@@ -75,9 +75,17 @@ def _read_plain(document: Any, index: int) -> _PlainPage:
         blocks = page.get_text("blocks")
         has_images = bool(page.get_images()) or any(block[6] == 1 for block in blocks)
     except Exception as exc:
-        return _PlainPage([], has_images=False, error=str(exc) or type(exc).__name__)
+        return _PlainPage([], has_images=False, error=_page_error(exc))
     paragraphs = [" ".join(block[4].split()) for block in blocks if block[6] == 0]
     return _PlainPage([p for p in paragraphs if p], has_images=has_images)
+
+
+def _page_error(exc: Exception) -> str:
+    """Why a page could not be read, in words (MuPDF says "exception stack overflow")."""
+    reason = str(exc) or type(exc).__name__
+    if "stack overflow" in reason or "too many nested" in reason:
+        return f"its content is nested more deeply than the PDF reader allows ({reason})"
+    return reason
 
 
 def _page_ranges(pages: Sequence[int]) -> str:
@@ -222,6 +230,12 @@ def extract_pdf(
         unreadable = [index + 1 for index, page in enumerate(plain) if page.error]
         if len(unreadable) == page_count:
             raise CorruptDocumentError(f"No page of this PDF could be read: {plain[0].error}")
+        if unreadable and not any(page.paragraphs or page.has_images for page in plain):
+            # Not empty: what could hold text did not open.
+            raise CorruptDocumentError(
+                f"Page {_page_ranges(unreadable)} of this PDF could not be read "
+                f"({plain[unreadable[0] - 1].error}) and the other pages are blank"
+            )
         recognised = _ocr_scans(document, plain, ocr) if ocr is not None else {}
         scanned = [i for i, page in enumerate(plain) if page.is_scan and i not in recognised]
         warnings = _check_scans(scanned, page_count, page_count - len(unreadable), limits)

@@ -6,9 +6,10 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
-from litestar import Litestar, Router
-from litestar.types import ControllerRouterHandler
+from litestar import Litestar, Request, Router
+from litestar.types import ASGIApp, ControllerRouterHandler
 
 from service import __version__
 from service.http.api_docs import api_docs_assets_router, openapi_config
@@ -23,10 +24,12 @@ from service.http.controllers.uploads import UploadController
 from service.http.dependencies import dependencies
 from service.http.errors import EXCEPTION_HANDLERS
 from service.http.json_request import JsonRequest
+from service.http.timeouts import BodyTimeoutMiddleware
 from service.mcp.http import McpHttp
 from service.panel.session_routes import SessionController
 from service.panel.views import panel_router
 from service.runtime import Runtime, build_blob_store, open_runtime
+from service.services import uploads
 from service.settings import Settings, get_settings
 from service.storage.blobs import BlobStore, LocalBlobStore
 from service.storage.blobs.local_routes import local_blob_router
@@ -67,6 +70,7 @@ def create_app(
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(version=__version__),
         request_class=JsonRequest,
+        middleware=[_body_timeout(settings.server.body_timeout_seconds)],
         debug=False,
     )
 
@@ -99,8 +103,17 @@ async def _background_tasks(runtime: Runtime) -> AsyncIterator[None]:
 def _route_handlers(blobs: BlobStore) -> list[ControllerRouterHandler]:
     handlers: list[ControllerRouterHandler] = [_api_router()]
     if isinstance(blobs, LocalBlobStore):
-        handlers.append(local_blob_router(blobs))
+        handlers.append(local_blob_router(blobs, grant_withdrawn=_grant_withdrawn))
     return handlers
+
+
+def _body_timeout(seconds: float) -> Callable[[ASGIApp], ASGIApp]:
+    return lambda app: BodyTimeoutMiddleware(app, seconds)
+
+
+async def _grant_withdrawn(request: Request[Any, Any, Any], key: str) -> bool:
+    runtime: Runtime = request.app.state.runtime
+    return await uploads.grant_withdrawn(runtime, key)
 
 
 def _api_router() -> Router:

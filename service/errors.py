@@ -12,6 +12,7 @@ A subclass's docstring is its default message::
     │   ├── InvalidPageRange
     │   └── InvalidContentType
     ├── NotAuthenticated (401)
+    ├── RequestTimedOut (408)
     ├── NotFound (404)
     │   ├── UserNotFound, ProjectNotFound, DocumentNotFound, UploadNotFound, TokenNotFound
     ├── Conflict (409)
@@ -81,6 +82,13 @@ class NotAuthenticated(ShortlistError):
 
     status = 401
     code = "not_authenticated"
+
+
+class RequestTimedOut(ShortlistError):
+    """The request did not arrive in time; send it again."""
+
+    status = 408
+    code = "request_timeout"
 
 
 class NotFound(ShortlistError):

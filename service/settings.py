@@ -48,6 +48,10 @@ class ServerSettings(BaseModel):
     """Searches one API token may make per minute (0 turns the limit off)."""
     upload_rate_per_minute: int = Field(default=60, ge=0)
     """Upload grants one API token may ask for per minute (0 turns the limit off)."""
+    header_timeout_seconds: float = Field(default=10.0, gt=0)
+    """Seconds a client has to send a request's headers (`shortlist serve`); a late one gets 408 and the connection closes."""
+    body_timeout_seconds: float = Field(default=30.0, gt=0)
+    """Longest pause between two pieces of a request body, local-store uploads included; a stalled request gets 408 request_timeout."""
 
 
 class DatabaseSettings(BaseModel):
@@ -169,8 +173,8 @@ class JobSettings(BaseModel):
     """Attempts per extraction before the document is marked failed."""
     retry_backoff_base: int = Field(default=2, ge=0)
     """Seconds before an extraction's second attempt; later waits are its powers (2: 2 s, 4 s, 8 s…)."""
-    stale_after_seconds: int = Field(default=900, ge=30)
-    """A document pending longer than this is marked failed by the sweep."""
+    dead_worker_after_seconds: int = Field(default=30, ge=3)
+    """A worker silent this long (no heartbeat) counts as dead: the extractions it started resume on another worker, or fail once they used every attempt. Queued jobs are never failed for waiting."""
 
 
 class FetchSettings(BaseModel):

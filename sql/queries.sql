@@ -81,14 +81,19 @@ SELECT * FROM uploads
 WHERE id = %(upload_id)s AND project_id = %(project_id)s AND user_id = %(user_id)s
 FOR UPDATE;
 
+-- fetch_upload_revocation --
+-- Whether the upload grant for a blob key was withdrawn (no row: the store's own checks decide)
+SELECT revoked_at FROM uploads WHERE object_key = %(object_key)s;
+
 -- consume_upload --
 -- Mark an upload as registered
 UPDATE uploads SET consumed_at = now() WHERE id = %(upload_id)s;
 
 -- lock_abandoned_uploads --
--- Grants never registered long after they expired, locked (skipping any being registered now)
+-- Grants never registered, or withdrawn, long after they expired, locked (skipping any being registered now)
 SELECT * FROM uploads
-WHERE consumed_at IS NULL AND expires_at < now() - make_interval(secs => %(after_seconds)s)
+WHERE (consumed_at IS NULL OR revoked_at IS NOT NULL)
+  AND expires_at < now() - make_interval(secs => %(after_seconds)s)
 ORDER BY expires_at
 LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED;
@@ -129,10 +134,16 @@ FROM documents d JOIN projects p ON p.id = d.project_id
 WHERE d.id = %(document_id)s AND p.user_id = %(user_id)s;
 
 -- delete_document --
--- Delete one of the user's documents, returning where its original was
-DELETE FROM documents d USING projects p
-WHERE d.id = %(document_id)s AND p.id = d.project_id AND p.user_id = %(user_id)s
-RETURNING d.id, d.object_key;
+-- Delete one of the user's documents and withdraw the upload grant it came from, returning where its original was
+WITH deleted AS (
+    DELETE FROM documents d USING projects p
+    WHERE d.id = %(document_id)s AND p.id = d.project_id AND p.user_id = %(user_id)s
+    RETURNING d.id, d.object_key
+), revoked AS (
+    UPDATE uploads u SET revoked_at = now()
+    FROM deleted WHERE u.object_key = deleted.object_key
+)
+SELECT id, object_key FROM deleted;
 
 -- reset_document_for_extraction --
 -- Put one of the user's documents back to pending for a new extraction
@@ -184,14 +195,6 @@ SELECT pg_notify(%(channel)s, %(document_id)s);
 UPDATE documents SET status = 'error', error_code = %(error_code)s, error_message = %(error_message)s,
        markdown = NULL, content_hash = NULL, updated_at = now()
 WHERE id = %(document_id)s AND status IN ('pending', 'processing')
-RETURNING id;
-
--- fail_stale_documents --
--- Mark documents stuck in extraction for too long as failed
-UPDATE documents SET status = 'error', error_code = 'extraction_stalled',
-       error_message = 'Extraction did not finish in time; re-extract the document to try again.',
-       updated_at = now()
-WHERE status IN ('pending', 'processing') AND updated_at < now() - make_interval(secs => %(seconds)s)
 RETURNING id;
 
 -- list_unqueued_pending_documents --

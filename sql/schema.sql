@@ -43,10 +43,13 @@ CREATE TABLE uploads (
     -- S3 multipart uploads: the store's id of the upload and the part size the grant planned.
     multipart_id     text,
     part_size_bytes  bigint CHECK (part_size_bytes > 0),
+    -- When the document registered from it was deleted: the grant is withdrawn.
+    revoked_at    timestamptz,
     CONSTRAINT uploads_multipart_check CHECK ((multipart_id IS NULL) = (part_size_bytes IS NULL))
 );
 CREATE INDEX uploads_project_id_idx ON uploads (project_id);
-CREATE INDEX uploads_unregistered_expires_at_idx ON uploads (expires_at) WHERE consumed_at IS NULL;
+CREATE INDEX uploads_sweepable_expires_at_idx ON uploads (expires_at)
+    WHERE consumed_at IS NULL OR revoked_at IS NOT NULL;
 
 -- One row per document: its whole extracted text lives here (TOASTed), once.
 CREATE TABLE documents (

@@ -151,6 +151,7 @@ def serve(host: str | None, port: int | None, worker: bool | None) -> None:
     import uvicorn
 
     from service.app import create_app
+    from service.http.timeouts import h11_protocol
 
     settings = get_settings()
     if host is not None:
@@ -180,6 +181,7 @@ def serve(host: str | None, port: int | None, worker: bool | None) -> None:
         port=settings.server.port,
         log_level=settings.server.log_level,
         proxy_headers=True,
+        http=h11_protocol(settings.server.header_timeout_seconds),
     )
 
 

@@ -25,6 +25,7 @@ from retrieval.errors import RetrievalError
 from service.errors import (
     NotAuthenticated,
     RateLimited,
+    RequestTimedOut,
     ShortlistError,
     as_shortlist_error,
 )
@@ -61,6 +62,8 @@ def shortlist_error_handler(_: Request[Any, Any, Any], exc: ShortlistError) -> R
         headers["WWW-Authenticate"] = 'Bearer realm="shortlist"'
     if isinstance(exc, RateLimited):
         headers["Retry-After"] = str(exc.retry_after)
+    if isinstance(exc, RequestTimedOut):
+        headers["Connection"] = "close"  # the rest of a stalled body is not waited for
     return error_response(exc.to_dict(), headers)
 
 

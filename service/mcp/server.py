@@ -8,17 +8,23 @@ the same services as the REST API.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+    UnexpectedToolError,
+)
 from mcp.server.mcpserver.prompts.base import Message, UserMessage
-from mcp_types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
+from pydantic import Field, ValidationError
 
 from service import __version__
 from service.errors import NotFound, ShortlistError
 from service.mcp import tools
+from service.mcp.arguments import ArgumentShapeCheck, invalid_arguments
 from service.mcp.caller import Caller
 from service.services.mentions import Match
 from service.settings import SearchSettings, Settings
@@ -73,15 +79,33 @@ PROJECT_HELP = (
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 
+class ShortlistServer(MCPServer[Any]):
+    """The SDK's server, answering arguments that miss a tool's schema in plain words."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            schema = next(
+                (tool.input_schema for tool in await self.list_tools() if tool.name == name), {}
+            )
+            return tools.error_result(invalid_arguments(name, cause, schema))
+
+
 def top_k_help(search: SearchSettings) -> str:
     """The ``top_k`` argument's description, from the limits the search service applies."""
     return f"How many passages to return (1-{search.max_top_k}; default {search.default_top_k})."
 
 
-def build_server(caller_of: CallerLookup, settings: Settings) -> MCPServer:
+def build_server(caller_of: CallerLookup, settings: Settings) -> MCPServer[Any]:
     """A new server; each transport builds its own (an HTTP session manager runs once)."""
     top_k_description = top_k_help(settings.search)
-    server: MCPServer = MCPServer(
+    server = ShortlistServer(
         "shortlist",
         title="Shortlist",
         description="Search your documents with citations to document and page.",
@@ -89,6 +113,7 @@ def build_server(caller_of: CallerLookup, settings: Settings) -> MCPServer:
         version=__version__,
         log_level="WARNING",
     )
+    server.middleware.append(ArgumentShapeCheck(server))
 
     @server.tool(name="search_documents", description=SEARCH_DESCRIPTION, annotations=READ_ONLY)
     async def search_documents(

@@ -8,7 +8,9 @@ re-derives the key from the upload it issued, joins a multipart upload's parts
 only when every planned part is in the store, asks the store what is there, and
 lets the unique index settle a race between two files of the same name.
 :func:`sweep_abandoned_uploads` removes what grants that were never registered
-left in the store.
+left in the store, and what a grant still delivered after its document was deleted
+(deleting withdraws the grant; the local store refuses it, see
+:func:`grant_withdrawn`, but an S3 presigned URL cannot be recalled).
 """
 
 from __future__ import annotations
@@ -39,7 +41,14 @@ from service.services import projects
 from service.services.filenames import clean_filename
 from service.storage.blobs import BlobStoreError, MissingUploadParts, MultipartBlobStore
 from service.storage.blobs.multipart import part_size_for
-from service.storage.db import Connection, execute, fetch_all, fetch_one, unique_violation_as
+from service.storage.db import (
+    Connection,
+    connection,
+    execute,
+    fetch_all,
+    fetch_one,
+    unique_violation_as,
+)
 
 if TYPE_CHECKING:
     from service.runtime import Runtime
@@ -325,6 +334,13 @@ async def sweep_abandoned_uploads(runtime: Runtime, conn: Connection, *, limit: 
             await execute(conn, "delete_upload", upload_id=upload.id)
             swept += 1
     return swept
+
+
+async def grant_withdrawn(runtime: Runtime, key: str) -> bool:
+    """Whether the upload grant for ``key`` was withdrawn (its document was deleted)."""
+    async with connection(runtime.pool) as conn:
+        row = await fetch_one(conn, "fetch_upload_revocation", object_key=key)
+    return row is not None and row["revoked_at"] is not None
 
 
 def _remove_upload_bytes(store: BlobStore, upload: Upload) -> None:

@@ -32,6 +32,7 @@ UploadRejectionCode = Literal[
     "upload_content_type_mismatch",
     "upload_too_large",
     "upload_empty",
+    "upload_revoked",
 ]
 UPLOAD_REJECTIONS: dict[UploadRejectionCode, tuple[int, str]] = {
     "upload_grant_missing": (403, "This upload URL carries no grant; ask for a new upload grant."),
@@ -44,6 +45,10 @@ UPLOAD_REJECTIONS: dict[UploadRejectionCode, tuple[int, str]] = {
     ),
     "upload_too_large": (413, "The file is larger than the upload grant allows."),
     "upload_empty": (400, "The upload is empty; send the file's bytes."),
+    "upload_revoked": (
+        403,
+        "This upload grant was withdrawn when its document was deleted; ask for a new one.",
+    ),
 }
 
 DownloadRejectionCode = Literal[

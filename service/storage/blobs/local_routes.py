@@ -9,6 +9,8 @@ outside any auth middleware, or let that middleware honour the opt key).
   ``{"key", "size"}``. The body is streamed to disk and abandoned with 413 as soon
   as it passes the grant's size (the app-wide ``request_max_body_size`` is lifted
   for this handler only; the grant's limit applies instead).
+  When the app passes ``grant_withdrawn``, a grant it reports withdrawn (its document
+  was deleted) is refused with 403 ``upload_revoked`` before any byte is read.
 - ``GET /blobs/{key}?download=…`` — the file, as the token's type and disposition, with
   ``ORIGINAL_RESPONSE_HEADERS`` (sandboxed, never sniffed); single ``Range`` supported.
 
@@ -18,7 +20,7 @@ Errors are the JSON envelope ``{"status", "code", "message"}``.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -28,11 +30,14 @@ from litestar.params import FromPath, FromQuery
 from litestar.response import Stream
 
 from service.storage.blobs.disposition import ORIGINAL_RESPONSE_HEADERS, content_disposition
-from service.storage.blobs.errors import BlobStoreError, RangeNotSatisfiable
+from service.storage.blobs.errors import BlobStoreError, RangeNotSatisfiable, UploadRejected
 from service.storage.blobs.local import LOCAL_BLOB_ROUTE_PATH, LocalBlobStore
 
 _READ_CHUNK = 256 * 1024
 _SINGLE_RANGE = re.compile(r"bytes=(\d*)-(\d*)", re.ASCII)
+
+#: Whether the grant for a key was withdrawn, asked with the request being served.
+GrantWithdrawn = Callable[[Request[Any, Any, Any], str], Awaitable[bool]]
 
 
 class ByteRange(NamedTuple):
@@ -42,8 +47,10 @@ class ByteRange(NamedTuple):
     last: int
 
 
-def local_blob_router(store: LocalBlobStore) -> Router:
-    """The ``/blobs`` routes serving ``store``."""
+def local_blob_router(
+    store: LocalBlobStore, *, grant_withdrawn: GrantWithdrawn | None = None
+) -> Router:
+    """The ``/blobs`` routes serving ``store``; ``grant_withdrawn`` refuses deleted grants."""
 
     @put(
         "/{key:path}",
@@ -73,6 +80,8 @@ def local_blob_router(store: LocalBlobStore) -> Router:
             content_type=request.headers.get("content-type"),
             announced_size=_content_length(request),
         )
+        if grant_withdrawn is not None and await grant_withdrawn(request, key):
+            raise UploadRejected("upload_revoked")
         size = await store.receive_upload(claims, request.stream())
         return {"key": key, "size": size}
 

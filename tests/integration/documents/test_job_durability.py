@@ -13,12 +13,15 @@ from pathlib import Path
 import psycopg
 
 from service.cli.client import ShortlistClient
+from service.jobs import sweep_interval
 from tests.browser.live_service import run_service
 from tests.integration.documents.conftest import make_pdf, new_user
 
 # Enough pages that extraction takes a few seconds: a window to act in mid-job.
 FILLER = " ".join(["Glaciers carve valleys over many thousands of years."] * 25)
 LONG_PDF = make_pdf([f"Page {n} of the survey. {FILLER}" for n in range(1, 13)])
+#: The workers' dead-worker timeout, small so a test waits seconds, not half a minute.
+DEAD_AFTER = 3
 
 
 def _start_worker(db_url: str, data_dir: Path, log: Path) -> subprocess.Popen[bytes]:
@@ -27,6 +30,7 @@ def _start_worker(db_url: str, data_dir: Path, log: Path) -> subprocess.Popen[by
         "DATABASE_URL": db_url,
         "SHORTLIST_DATA_DIR": str(data_dir),
         "SHORTLIST_SEARCH__RERANKER": "none",
+        "SHORTLIST_JOBS__DEAD_WORKER_AFTER_SECONDS": str(DEAD_AFTER),
     }
     with log.open("ab") as out:
         return subprocess.Popen(
@@ -49,6 +53,21 @@ def _wait_for_status(client: ShortlistClient, document_id: str, status: str, wit
     return current
 
 
+def _wait_for_retry(db_url: str, document_id: str, since: float, within: float) -> float | None:
+    """Seconds from ``since`` until the document's job was taken up again, or None."""
+    deadline = time.monotonic() + within
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        while time.monotonic() < deadline:
+            row = conn.execute(
+                "SELECT attempts FROM procrastinate_jobs WHERE args->>'document_id' = %s",
+                (document_id,),
+            ).fetchone()
+            if row is not None and row[0] >= 1:
+                return time.monotonic() - since
+            time.sleep(0.1)
+    return None
+
+
 def test_a_worker_killed_mid_job_leaves_the_document_to_finish_elsewhere(
     db_url: str, tmp_path: Path
 ) -> None:
@@ -68,11 +87,18 @@ def test_a_worker_killed_mid_job_leaves_the_document_to_finish_elsewhere(
 
             os.killpg(workers[0].pid, signal.SIGKILL)
             workers[0].wait()
+            killed_at = time.monotonic()
             workers.append(_start_worker(db_url, data_dir, tmp_path / "worker2.log"))
+            resumed_after = _wait_for_retry(db_url, document["id"], killed_at, within=120)
             final = client.wait(document["id"], timeout=180, interval=0.5)
 
         assert final["status"] == "ready", final
         assert final["page_count"] == 12
+        # Dead after DEAD_AFTER s without a heartbeat, found by the next sweep, fetched at the
+        # next poll; the slack covers the second worker's start on a busy machine. (Before, a
+        # fixed 30 s passed before a worker counted as dead.)
+        assert resumed_after is not None
+        assert resumed_after < DEAD_AFTER + sweep_interval(DEAD_AFTER) + 20, resumed_after
     finally:
         for worker in workers:
             if worker.poll() is None:
