@@ -103,13 +103,13 @@ INSERT INTO documents (project_id, name, content_type, size_bytes, object_key, s
 VALUES (%(project_id)s, btrim(%(name)s), %(content_type)s, %(size_bytes)s, %(object_key)s, %(status)s)
 RETURNING id, project_id, name, content_type, size_bytes, object_key, status, error_code,
           error_message, kind, page_count, content_hash, warnings, attempts, created_at,
-          updated_at, extracted_at;
+          updated_at, extracted_at, ocr_pages;
 
 -- list_documents --
 -- A project's documents with metadata (no text), newest first
 SELECT d.id, d.project_id, d.name, d.content_type, d.size_bytes, d.object_key, d.status,
        d.error_code, d.error_message, d.kind, d.page_count, d.content_hash, d.warnings,
-       d.attempts, d.created_at, d.updated_at, d.extracted_at
+       d.attempts, d.created_at, d.updated_at, d.extracted_at, d.ocr_pages
 FROM documents d JOIN projects p ON p.id = d.project_id
 WHERE d.project_id = %(project_id)s AND p.user_id = %(user_id)s
 ORDER BY d.created_at DESC, d.name;
@@ -118,7 +118,7 @@ ORDER BY d.created_at DESC, d.name;
 -- One of the user's documents with metadata (no text)
 SELECT d.id, d.project_id, d.name, d.content_type, d.size_bytes, d.object_key, d.status,
        d.error_code, d.error_message, d.kind, d.page_count, d.content_hash, d.warnings,
-       d.attempts, d.created_at, d.updated_at, d.extracted_at
+       d.attempts, d.created_at, d.updated_at, d.extracted_at, d.ocr_pages
 FROM documents d JOIN projects p ON p.id = d.project_id
 WHERE d.id = %(document_id)s AND p.user_id = %(user_id)s;
 
@@ -170,6 +170,7 @@ RETURNING id, name, content_type, size_bytes, object_key, attempts;
 -- Save a successful extraction: the whole Markdown, once
 UPDATE documents SET status = 'ready', markdown = %(markdown)s, content_hash = %(content_hash)s,
        kind = %(kind)s, page_count = %(page_count)s, warnings = %(warnings)s,
+       ocr_pages = %(ocr_pages)s,
        error_code = NULL, error_message = NULL, extracted_at = now(), updated_at = now()
 WHERE id = %(document_id)s AND status = 'processing'
 RETURNING id, project_id, content_hash;
@@ -177,7 +178,7 @@ RETURNING id, project_id, content_hash;
 -- store_extraction_error --
 -- Save why a document cannot be searched
 UPDATE documents SET status = 'error', error_code = %(error_code)s, error_message = %(error_message)s,
-       markdown = NULL, content_hash = NULL, updated_at = now()
+       markdown = NULL, content_hash = NULL, ocr_pages = '{}', updated_at = now()
 WHERE id = %(document_id)s AND status IN ('pending', 'processing')
 RETURNING id;
 
@@ -205,7 +206,7 @@ INSERT INTO documents (project_id, name, content_type, size_bytes, object_key, s
 VALUES (%(project_id)s, btrim(%(name)s), %(content_type)s, %(size_bytes)s, %(object_key)s, 'processing', 1)
 RETURNING id, project_id, name, content_type, size_bytes, object_key, status, error_code,
           error_message, kind, page_count, content_hash, warnings, attempts, created_at,
-          updated_at, extracted_at;
+          updated_at, extracted_at, ocr_pages;
 
 -- count_mentions --
 -- Per ready document of a project and per term: occurrences and pages (lower-cased, whitespace collapsed)

@@ -69,6 +69,7 @@ CREATE TABLE documents (
     created_at     timestamptz NOT NULL DEFAULT now(),
     updated_at     timestamptz NOT NULL DEFAULT now(),
     extracted_at   timestamptz,
+    ocr_pages      integer[] NOT NULL DEFAULT '{}',
     CHECK (status <> 'ready' OR (markdown IS NOT NULL AND content_hash IS NOT NULL)),
     CHECK (status <> 'error' OR error_code IS NOT NULL)
 );

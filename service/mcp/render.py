@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from retrieval import SearchResult
 from retrieval.pipeline import NO_MATCH_WARNING, NO_TERMS_WARNING
 from service.records import Document, Project
-from service.services.documents import HINTS
+from service.services.documents import HINTS, ocr_note
 from service.services.mentions import Mentions
 
 RETRY_HINT = (
@@ -97,6 +97,8 @@ def documents_text(project: Project, documents: Sequence[Document]) -> str:
         if document.searchable:
             pages = f"{document.page_count} page(s)" if document.page_count else "ready"
             state = f"ready, {pages}"
+            if note := ocr_note(document):
+                state = f"{state}; {note}"
         else:
             state = unsearchable_reason(document)
         lines.append(f"- {document.name} (id {document.id}) — {state}")

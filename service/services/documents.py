@@ -9,6 +9,7 @@ from uuid import UUID
 
 import anyio.to_thread
 
+from extract.markdown import page_ranges
 from service.errors import DocumentNotFound, DocumentNotReady, InvalidPageRange
 from service.records import Document, Principal
 from service.services import projects
@@ -24,7 +25,7 @@ PAGE_MARKER = re.compile(r"^<!-- page (\d+) -->$", re.MULTILINE)
 
 #: What a person can do about each reason a document is not searchable.
 HINTS = {
-    "scanned_pdf": "Scanned PDF with no text layer: upload a version with text (run it through OCR first).",
+    "scanned_pdf": "A scan in which no legible text was recognised: upload a clearer scan or a version with a text layer.",
     "encrypted_document": "Password-protected: remove the password and upload it again.",
     "corrupt_document": "The file is damaged: re-export or re-download it, then upload it again.",
     "empty_document": "No text was found in the file.",
@@ -34,6 +35,15 @@ HINTS = {
     "extraction_stalled": "Extraction did not finish: re-extract the document to try again.",
     "original_missing": "The original file is gone from storage: delete the document and upload it again.",
 }
+
+
+def ocr_note(document: Document) -> str | None:
+    """``"text recognised from images on pages 3-9"`` for a document with OCR'd pages, else None."""
+    if not document.ocr_pages:
+        return None
+    pages = page_ranges(sorted(document.ocr_pages))
+    word = "page" if len(document.ocr_pages) == 1 else "pages"
+    return f"text recognised from images on {word} {pages}"
 
 
 class DocumentText(NamedTuple):

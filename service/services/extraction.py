@@ -15,7 +15,7 @@ from uuid import UUID
 
 import anyio.to_thread
 
-from extract import Extraction, ExtractionError, ExtractionLimits
+from extract import Extraction, ExtractionError, ExtractionLimits, OcrOptions
 from service.storage.blobs import BlobNotFound
 from service.storage.db import Connection, connection
 from sql import queries
@@ -43,6 +43,14 @@ def limits_for(settings: Settings) -> ExtractionLimits:
         max_pages=settings.extraction.max_pages,
         timeout_seconds=settings.extraction.timeout_seconds,
         memory_mb=settings.extraction.memory_mb,
+        ocr=OcrOptions(
+            engine=settings.ocr.engine,
+            languages=tuple(settings.ocr.languages),
+            dpi=settings.ocr.dpi,
+            max_pages=settings.ocr.max_pages,
+            page_seconds=settings.ocr.page_seconds,
+            force=settings.ocr.force,
+        ),
     )
 
 
@@ -67,6 +75,7 @@ async def save_extraction(conn: Connection, document_id: UUID, extraction: Extra
                 "kind": extraction.kind,
                 "page_count": extraction.page_count,
                 "warnings": [warning.replace("\x00", "\ufffd") for warning in extraction.warnings],
+                "ocr_pages": list(extraction.ocr_pages),
             },
         )
     ).fetchone()

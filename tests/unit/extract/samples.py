@@ -43,14 +43,16 @@ def pdf_report() -> bytes:
 
 
 def _image_page(document: Any) -> None:
+    """A scanned blank sheet: an off-white image over the whole page, nothing legible on it."""
     page = _new_page(document)
     pixmap = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 200, 200), False)
-    pixmap.set_rect(pixmap.irect, (120, 90, 60))
-    page.insert_image(pymupdf.Rect(50, 50, 545, 792), pixmap=pixmap)
+    pixmap.set_rect(pixmap.irect, (238, 236, 230))
+    page.insert_image(page.rect, pixmap=pixmap)
 
 
 def pdf_pages(kinds: str) -> bytes:
-    """One page per letter: ``t`` a page of text, ``s`` a scan (an image, no text)."""
+    """One page per letter: ``t`` a page of text, ``s`` a scan of a blank sheet (an image, no
+    text layer, nothing for OCR to read)."""
     document: Any = pymupdf.open()
     for number, kind in enumerate(kinds, start=1):
         if kind == "t":

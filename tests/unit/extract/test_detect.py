@@ -30,7 +30,7 @@ def test_upload_kind_comes_from_extension_then_content_type(
 
 
 @pytest.mark.parametrize(
-    ("filename", "content_type"), [("setup.exe", None), ("photo", "image/png")]
+    ("filename", "content_type"), [("setup.exe", None), ("photo", "image/gif")]
 )
 def test_upload_of_unsupported_type_is_refused_before_reading(
     filename: str, content_type: str | None
