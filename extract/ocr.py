@@ -35,6 +35,7 @@ import subprocess
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from extract.markdown import page_ranges
@@ -233,20 +234,43 @@ def render_pdf_page(page: Any, dpi: int) -> PageImage:
 # --- engines ---------------------------------------------------------------------------------
 
 
+RAPIDOCR_MODELS = {
+    "Det.model_path": "PP-OCRv6_det_small.onnx",
+    "Rec.model_path": "PP-OCRv6_rec_small.onnx",
+    "Cls.model_path": "ch_ppocr_mobile_v2.0_cls_mobile.onnx",
+}
+"""The models RapidOCR 3.x ships in its wheel (multilingual Latin, Chinese, Japanese), named
+explicitly so RapidOCR never takes its download path."""
+
+
 class RapidOcrEngine:
-    """RapidOCR with the PP-OCR models bundled in its wheel (no download, ever)."""
+    """RapidOCR with the PP-OCR models bundled in its wheel (no download, ever).
+
+    Raises:
+        FileNotFoundError: when a bundled model is missing from the installed package.
+    """
 
     name = "rapidocr"
 
     def __init__(self) -> None:
-        from rapidocr import RapidOCR
+        import rapidocr
 
+        models = Path(rapidocr.__file__).parent / "models"
+        paths = {key: models / filename for key, filename in RAPIDOCR_MODELS.items()}
+        for path in paths.values():
+            if not path.is_file():
+                raise FileNotFoundError(f"RapidOCR's bundled model {path.name} is missing")
         threads = max(int(os.environ.get("OMP_NUM_THREADS", "1") or 1), 1)
-        self._engine = RapidOCR(
+        self._engine = rapidocr.RapidOCR(
             params={
+                **{key: str(path) for key, path in paths.items()},
                 "Global.log_level": "error",
                 "Global.use_cls": False,  # pages are upright; saves a model pass per line
                 "Rec.rec_batch_num": 1,  # batches pad every line to the widest: more CPU
+                # Shrink what is larger, never blow small images up (the default scales the
+                # short side up to 736 px: a one-line image became 5000 px wide).
+                "Det.limit_type": "max",
+                "Det.limit_side_len": 2000,
                 "EngineConfig.onnxruntime.intra_op_num_threads": threads,
                 "EngineConfig.onnxruntime.inter_op_num_threads": 1,
             }
@@ -373,7 +397,10 @@ def select_engine(options: OcrOptions) -> OcrEngine | NoEngine:
     if options.engine == "off":
         return NoEngine("text recognition (OCR) is turned off (SHORTLIST_OCR__ENGINE=off)")
     if options.engine in ("auto", "rapidocr") and rapidocr_available():
-        return _rapidocr()
+        try:
+            return _rapidocr()
+        except (OSError, RuntimeError, ValueError) as exc:
+            return NoEngine(f"the OCR engine RapidOCR could not start ({exc})")
     binary = tesseract_binary()
     if options.engine in ("auto", "tesseract") and binary is not None:
         return _tesseract(options, binary)

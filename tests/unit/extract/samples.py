@@ -134,3 +134,32 @@ def xlsx_workbook() -> bytes:
     buffer = io.BytesIO()
     workbook.save(buffer)
     return buffer.getvalue()
+
+
+def png_image(text: str = "Invoice number 4711 is due on the first of March") -> bytes:
+    """A PNG of one printed line of text on white, 150 dpi."""
+    document: Any = pymupdf.open()
+    page = document.new_page(width=420, height=60)
+    page.insert_text((12, 36), text, fontsize=14)
+    data = bytes(page.get_pixmap(dpi=150, colorspace=pymupdf.csGRAY).tobytes("png"))
+    document.close()
+    return data
+
+
+def png_header_only(width: int, height: int) -> bytes:
+    """A PNG whose header claims ``width`` x ``height`` pixels, with almost no pixel data."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        )
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00" * 64))
+        + chunk(b"IEND", b"")
+    )
