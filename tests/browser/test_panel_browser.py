@@ -3,7 +3,6 @@ extraction, see why a scan is not searchable, search, open a citation at its pag
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -49,16 +48,13 @@ def field_notes_pdf() -> bytes:
     return data
 
 
-def scanned_pdf() -> Path:
-    """A small PDF the corpus manifest says is an image-only scan."""
-    manifest = json.loads((CORPUS_DIR / "manifest.json").read_text())
-    scans = [
-        entry
-        for entry in manifest
-        if entry["category"] == "scanned_image_only" and entry.get("expect") == ["scanned"]
-    ]
-    smallest = min(scans, key=lambda entry: int(entry["size"]))
-    return CORPUS_DIR / str(smallest["path"])
+def scanned_pdf(directory: Path) -> Path:
+    """A scan OCR cannot read (a scanned blank sheet): it stays "Not searchable"."""
+    from tests.unit.extract import samples
+
+    path = directory / "blank-scan.pdf"
+    path.write_bytes(samples.pdf_pages("s"))
+    return path
 
 
 def as_upload(path: Path) -> dict[str, Any]:
@@ -67,7 +63,7 @@ def as_upload(path: Path) -> dict[str, Any]:
 
 
 def test_a_person_uploads_searches_opens_a_citation_and_deletes(
-    browser: Any, service_url: str, alice: users.NewUser
+    browser: Any, service_url: str, alice: users.NewUser, tmp_path: Path
 ) -> None:
     from playwright.sync_api import expect
 
@@ -99,7 +95,7 @@ def test_a_person_uploads_searches_opens_a_citation_and_deletes(
     assert page.locator("#project-select b").count() == 0
 
     # Upload several files at once; a refused one says why before any byte moves.
-    scan = scanned_pdf()
+    scan = scanned_pdf(tmp_path)
     odd_name = 'Q&A <b>draft "v2".txt'  # no "/": names may not carry a folder
     page.locator("#file-input").set_input_files(
         [
@@ -141,7 +137,7 @@ def test_a_person_uploads_searches_opens_a_citation_and_deletes(
     popover = scan_row.locator("details.not-searchable .popover")
     expect(popover).to_be_visible()
     expect(popover.locator(".reason")).to_have_text(reason)
-    expect(popover.locator(".hint")).to_contain_text("upload a version with text")
+    expect(popover.locator(".hint")).to_contain_text("a version with a text layer")
     assert popover.get_attribute("id") == summary.get_attribute("aria-describedby")
 
     # Delete, after confirming in a dialog.
