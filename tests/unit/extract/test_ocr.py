@@ -227,3 +227,18 @@ def test_a_damaged_image_is_corrupt() -> None:
 
     with pytest.raises(CorruptDocumentError):
         extract_document(data, "broken.png", None)
+
+
+def test_auto_prefers_the_bundled_engine_and_names_a_missing_one() -> None:
+    from extract.ocr import rapidocr_available, tesseract_binary
+
+    auto = select_engine(OcrOptions())
+    tesseract = select_engine(OcrOptions(engine="tesseract"))
+
+    if rapidocr_available():
+        assert not isinstance(auto, NoEngine) and auto.name == "rapidocr"
+    if tesseract_binary() is None:
+        assert isinstance(tesseract, NoEngine)
+        assert "Tesseract is not installed" in tesseract.reason
+    else:
+        assert not isinstance(tesseract, NoEngine) and tesseract.name == "tesseract"
