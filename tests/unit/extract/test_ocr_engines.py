@@ -20,7 +20,10 @@ from tests.support.ocr_truth import image_only_pdf, page_text, word_recall
 from tests.support.paths import CORPUS_DIR
 from tests.unit.extract import samples
 
-pytestmark = pytest.mark.skipif(not rapidocr_available(), reason="rapidocr is not installed")
+pytestmark = [
+    pytest.mark.skipif(not rapidocr_available(), reason="rapidocr is not installed"),
+    pytest.mark.xdist_group("ocr"),  # one worker loads the models and shares the fixtures
+]
 
 LINN = CORPUS_DIR / "scanned_image_only" / "linn.pdf"
 CLEAN_PAGE = (str(CORPUS_DIR / "papers" / "naacl06-shinyama.pdf"), 0)
