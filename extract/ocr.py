@@ -26,6 +26,7 @@ Nothing here touches the network: both engines read files that are installed.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 import os
@@ -242,6 +243,61 @@ RAPIDOCR_MODELS = {
 """The models RapidOCR 3.x ships in its wheel (multilingual Latin, Chinese, Japanese), named
 explicitly so RapidOCR never takes its download path."""
 
+RAPIDOCR_LANGUAGES = frozenset(
+    [
+        "zh",
+        "ja",
+        "en",
+        "af",
+        "az",
+        "bs",
+        "ca",
+        "cs",
+        "cy",
+        "da",
+        "de",
+        "es",
+        "et",
+        "eu",
+        "fi",
+        "fr",
+        "ga",
+        "gl",
+        "hr",
+        "hu",
+        "id",
+        "is",
+        "it",
+        "ku",
+        "la",
+        "lb",
+        "lt",
+        "lv",
+        "mi",
+        "ms",
+        "mt",
+        "nl",
+        "no",
+        "oc",
+        "pl",
+        "pt",
+        "qu",
+        "rm",
+        "ro",
+        "sk",
+        "sl",
+        "sq",
+        "sv",
+        "sw",
+        "tl",
+        "tr",
+        "uz",
+        "vi",
+    ]
+)
+"""Language hints (ISO 639-1) the bundled PP-OCRv6 model reads; under ``auto``, a hint outside
+this set prefers Tesseract when it is installed."""
+
 
 class RapidOcrEngine:
     """RapidOCR with the PP-OCR models bundled in its wheel (no download, ever).
@@ -393,9 +449,16 @@ def _tesseract(options: OcrOptions, binary: str) -> OcrEngine | NoEngine:
 
 
 def select_engine(options: OcrOptions) -> OcrEngine | NoEngine:
-    """The engine ``options.engine`` names, resolved (``auto``: RapidOCR, else Tesseract)."""
+    """The engine ``options.engine`` names, resolved.
+
+    ``auto``: RapidOCR, unless a language hint is one its bundled model does not read
+    (Cyrillic, Greek, Arabic…) and Tesseract is installed; else whichever is installed.
+    """
     if options.engine == "off":
         return NoEngine("text recognition (OCR) is turned off (SHORTLIST_OCR__ENGINE=off)")
+    uncovered = set(options.languages) - RAPIDOCR_LANGUAGES
+    if options.engine == "auto" and uncovered and tesseract_binary() is not None:
+        return select_engine(dataclasses.replace(options, engine="tesseract"))
     if options.engine in ("auto", "rapidocr") and rapidocr_available():
         try:
             return _rapidocr()

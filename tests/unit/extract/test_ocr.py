@@ -242,3 +242,12 @@ def test_auto_prefers_the_bundled_engine_and_names_a_missing_one() -> None:
         assert "Tesseract is not installed" in tesseract.reason
     else:
         assert not isinstance(tesseract, NoEngine) and tesseract.name == "tesseract"
+
+
+@pytest.mark.skipif(
+    __import__("shutil").which("tesseract") is None, reason="tesseract is not installed"
+)
+def test_auto_takes_tesseract_for_a_language_the_bundled_model_cannot_read() -> None:
+    engine = select_engine(OcrOptions(languages=("ru",)))
+
+    assert not isinstance(engine, NoEngine) and engine.name == "tesseract"
