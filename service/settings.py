@@ -125,7 +125,7 @@ class OcrSettings(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True)
 
     engine: Literal["auto", "rapidocr", "tesseract", "off"] = "auto"
-    """`auto` uses RapidOCR (models in its wheel, works offline), else Tesseract when installed; `off` leaves scans unsearchable."""
+    """`auto` uses RapidOCR (models in its wheel, works offline), or Tesseract when that is installed and RapidOCR is not or cannot read a language hint; `off` leaves scans unsearchable."""
     languages: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["en"], min_length=1)
     """Language hints, ISO 639-1 codes, comma-separated in the environment (`en,de`); Tesseract needs `tesseract-ocr-LANG` for each."""
     dpi: int = Field(default=200, ge=72, le=600)
