@@ -243,58 +243,12 @@ RAPIDOCR_MODELS = {
 """The models RapidOCR 3.x ships in its wheel (multilingual Latin, Chinese, Japanese), named
 explicitly so RapidOCR never takes its download path."""
 
-RAPIDOCR_LANGUAGES = frozenset(
-    [
-        "zh",
-        "ja",
-        "en",
-        "af",
-        "az",
-        "bs",
-        "ca",
-        "cs",
-        "cy",
-        "da",
-        "de",
-        "es",
-        "et",
-        "eu",
-        "fi",
-        "fr",
-        "ga",
-        "gl",
-        "hr",
-        "hu",
-        "id",
-        "is",
-        "it",
-        "ku",
-        "la",
-        "lb",
-        "lt",
-        "lv",
-        "mi",
-        "ms",
-        "mt",
-        "nl",
-        "no",
-        "oc",
-        "pl",
-        "pt",
-        "qu",
-        "rm",
-        "ro",
-        "sk",
-        "sl",
-        "sq",
-        "sv",
-        "sw",
-        "tl",
-        "tr",
-        "uz",
-        "vi",
-    ]
-)
+RAPIDOCR_LANGUAGES = frozenset({
+    "zh", "ja", "en", "af", "az", "bs", "ca", "cs", "cy", "da", "de", "es", "et", "eu", "fi",
+    "fr", "ga", "gl", "hr", "hu", "id", "is", "it", "ku", "la", "lb", "lt", "lv", "mi", "ms",
+    "mt", "nl", "no", "oc", "pl", "pt", "qu", "rm", "ro", "sk", "sl", "sq", "sv", "sw", "tl",
+    "tr", "uz", "vi",
+})  # fmt: skip
 """Language hints (ISO 639-1) the bundled PP-OCRv6 model reads; under ``auto``, a hint outside
 this set prefers Tesseract when it is installed."""
 
