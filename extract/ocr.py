@@ -399,7 +399,8 @@ def _tesseract(options: OcrOptions, binary: str) -> OcrEngine | NoEngine:
             return NoEngine("Tesseract has no language data installed")
         fallback = "eng" if "eng" in installed else sorted(installed)[0]
         languages = [fallback]
-    return TesseractEngine(binary, languages, timeout_seconds=options.page_seconds)
+    # One slow page may take several times the average budget; the sandbox timeout is the cap.
+    return TesseractEngine(binary, languages, timeout_seconds=max(4 * options.page_seconds, 60.0))
 
 
 def select_engine(options: OcrOptions) -> OcrEngine | NoEngine:

@@ -142,7 +142,11 @@ def _check_scans(
 ) -> list[str]:
     if not scanned:
         return []
-    why = ocr.unavailable or "text recognition (OCR) found nothing legible on them"
+    why = ocr.unavailable or (
+        f"text recognition (OCR) failed on them ({ocr.first_failure})"
+        if ocr.failed and not ocr.illegible
+        else "text recognition (OCR) found nothing legible on them"
+    )
     if len(scanned) >= readable or len(scanned) / page_count > limits.max_scanned_fraction:
         raise ScannedPdfError(
             len(scanned),

@@ -251,3 +251,32 @@ def test_auto_takes_tesseract_for_a_language_the_bundled_model_cannot_read() -> 
     engine = select_engine(OcrOptions(languages=("ru",)))
 
     assert not isinstance(engine, NoEngine) and engine.name == "tesseract"
+
+
+class _Broken:
+    name = "broken"
+
+    def recognise(self, image: PageImage) -> list[TextBox]:
+        raise RuntimeError("engine crashed")
+
+
+def test_a_scan_whose_recognition_failed_says_so_rather_than_nothing_legible() -> None:
+    from extract import ScannedPdfError
+
+    data = _pdf_with_a_dark_scan_between_text_pages()
+    scan_only = _only_page(data, 1)
+
+    with pytest.raises(ScannedPdfError, match=r"OCR\) failed on them \(engine crashed\)"):
+        extract_pdf(scan_only, ExtractionLimits(), ocr=_Broken())
+
+
+def _only_page(data: bytes, index: int) -> bytes:
+    import pymupdf
+
+    source = pymupdf.open(stream=data, filetype="pdf")
+    single = pymupdf.open()
+    single.insert_pdf(source, from_page=index, to_page=index)
+    out = bytes(single.tobytes())
+    single.close()
+    source.close()
+    return out
