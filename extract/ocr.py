@@ -66,6 +66,8 @@ report whole lines, so a gap that wide is never a word space)."""
 BLANK_SHARE = 0.0005
 """A page image with fewer pixels than this share far from its background colour is blank:
 it is not handed to the engine."""
+STRADDLERS = 25
+"""A column gutter may be crossed by one box in this many (a long line, a hyphen jutting in)."""
 _INK_DPI = 18
 _UNMAPPED_CATEGORIES = frozenset({"Cc", "Co", "Cn", "Cs"})
 
@@ -471,6 +473,8 @@ def _xy_cut(boxes: list[TextBox], height: float) -> list[_Block]:
     if len(boxes) > 1:
         y_gap, y_groups = _split(boxes, vertical=True)
         x_gap, x_groups = _split(boxes, vertical=False)
+        if x_gap < COLUMN_GAP * height:
+            x_gap, x_groups = max((x_gap, x_groups), _column_gap(boxes), key=lambda cut: cut[0])
         use_x = x_gap >= COLUMN_GAP * height and x_gap / 2 > y_gap
         groups = x_groups if use_x else y_groups
         if len(groups) > 1 and (use_x or y_gap > 0):
@@ -498,6 +502,29 @@ def _split(boxes: list[TextBox], *, vertical: bool) -> tuple[float, list[list[Te
     cuts = [index for index, gap in gaps if gap >= widest * 0.999]
     groups = [ordered[a:b] for a, b in zip([0, *cuts], [*cuts, len(ordered)], strict=True)]
     return widest, groups
+
+
+def _column_gap(boxes: list[TextBox]) -> tuple[float, list[list[TextBox]]]:
+    """The widest vertical strip crossed by at most 1 in :data:`STRADDLERS` boxes, and the
+    boxes split at its middle (by their centres): a gutter a long line juts into."""
+    allowed = len(boxes) // STRADDLERS
+    if allowed == 0:
+        return 0.0, [boxes]
+    events = sorted([(box.x0, 1) for box in boxes] + [(box.x1, -1) for box in boxes])
+    best, best_at, covered, opened = 0.0, 0.0, 0, None
+    for position, change in events:
+        if opened is not None and covered + change > allowed:
+            if position - opened > best:
+                best, best_at = position - opened, (opened + position) / 2
+            opened = None
+        covered += change
+        if covered <= allowed and opened is None and covered > 0:
+            opened = position
+    left = [box for box in boxes if (box.x0 + box.x1) / 2 < best_at]
+    right = [box for box in boxes if (box.x0 + box.x1) / 2 >= best_at]
+    if not left or not right:
+        return 0.0, [boxes]
+    return best, [left, right]
 
 
 def _leaf(boxes: list[TextBox]) -> _Block:

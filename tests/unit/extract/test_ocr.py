@@ -70,6 +70,19 @@ def test_two_columns_with_aligned_lines_are_read_column_by_column() -> None:
     assert "left0 left1 left2 left3" in text
 
 
+def test_columns_stay_apart_when_one_long_line_juts_into_the_gutter() -> None:
+    boxes = []
+    for row in range(30):
+        width = 470 if row == 17 else 400  # crosses into the right column's first 20 px
+        boxes.append(_line(100, 100 + row * 18, f"left{row}", width=width))
+        boxes.append(_line(550, 100 + row * 18, f"right{row}"))
+
+    text = layout_text(boxes)
+
+    assert text.index("left29") < text.index("right0")
+    assert "left16 left17 left18" in text
+
+
 def test_paragraphs_are_kept_apart_and_hyphenated_words_joined() -> None:
     boxes = [
         _line(100, 100, "A first para-"),
