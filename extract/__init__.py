@@ -26,7 +26,7 @@ from extract.errors import (
     UnsupportedFormatError,
 )
 from extract.sandbox import SandboxPool, extract_in_sandbox
-from extract.types import KINDS, Extraction, ExtractionLimits, Kind, PageOcr
+from extract.types import KINDS, Extraction, ExtractionLimits, Kind, OcrOptions
 
 __all__ = [
     "ALLOWED_CONTENT_TYPES",
@@ -42,7 +42,7 @@ __all__ = [
     "ExtractionLimits",
     "ExtractionTimeout",
     "Kind",
-    "PageOcr",
+    "OcrOptions",
     "SandboxPool",
     "ScannedPdfError",
     "UnsupportedFormatError",

@@ -4,8 +4,9 @@ Rules, in order:
 
 * The bytes decide binary formats: ``%PDF-`` in the first KiB is a PDF; a ZIP
   with ``[Content_Types].xml`` and a Word, PowerPoint or Excel part is that
-  Office kind. Any other binary signature (programs, images, archives, legacy
-  ``.doc``) is refused. A mismatched name only adds a warning.
+  Office kind; a PNG, JPEG, TIFF or WebP signature is an image (read by OCR).
+  Any other binary signature (programs, GIFs, archives, legacy ``.doc``) is
+  refused. A mismatched name only adds a warning.
 * Text claiming a binary kind (a ``.pdf`` or ``application/pdf`` that is HTML or
   text) is refused: it is usually a web page saved in place of the document.
 * Otherwise the declared kind (extension first, then content type) picks
@@ -41,6 +42,12 @@ EXTENSION_KINDS: Mapping[str, Kind] = {
     ".text": "text",
     ".ipynb": "notebook",
     ".vtt": "webvtt",
+    ".png": "image",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".tif": "image",
+    ".tiff": "image",
+    ".webp": "image",
 }
 """File extensions an upload may have, and the kind each one declares."""
 
@@ -59,6 +66,10 @@ ALLOWED_CONTENT_TYPES: Mapping[str, Kind] = {
     "application/epub+zip": "epub",
     "application/x-ipynb+json": "notebook",
     "text/vtt": "webvtt",
+    "image/png": "image",
+    "image/jpeg": "image",
+    "image/tiff": "image",
+    "image/webp": "image",
 }
 """Content types an upload may declare, and the kind each one declares."""
 
@@ -74,6 +85,7 @@ FORMAT_NAMES: Mapping[Kind, str] = {
     "text": "text",
     "notebook": "Jupyter notebooks",
     "webvtt": "WebVTT transcripts",
+    "image": "images (PNG, JPEG, TIFF, WebP)",
 }
 """What each kind is called when a person is told what may be uploaded, in that order."""
 
@@ -97,16 +109,27 @@ KIND_CONTENT_TYPES: Mapping[Kind, str] = {
     "text": "text/plain",
     "notebook": "application/x-ipynb+json",
     "webvtt": "text/vtt",
+    "image": "application/octet-stream",
 }
 """The one media type of each kind: what a document of that kind is recorded and served as,
-whatever type the client declared (a declaration only ever picks a kind)."""
+whatever type the client declared (a declaration only ever picks a kind). Images span four
+formats, so their originals are plain downloads rather than one image type that would be
+wrong for three of them."""
 
 GENERIC_CONTENT_TYPES = frozenset(
     {"", "application/octet-stream", "binary/octet-stream", "application/x-download"}
 )
 """Content types that say nothing about the format (the extension decides)."""
 
-BINARY_KINDS: frozenset[Kind] = frozenset({"pdf", "docx", "pptx", "xlsx", "epub"})
+BINARY_KINDS: frozenset[Kind] = frozenset({"pdf", "docx", "pptx", "xlsx", "epub", "image"})
+
+_IMAGE_SIGNATURES: tuple[bytes, ...] = (
+    b"\x89PNG\r\n\x1a\n",
+    b"\xff\xd8\xff",
+    b"II*\x00",
+    b"MM\x00*",
+)
+"""PNG, JPEG, and TIFF (little- and big-endian); WebP is ``RIFF....WEBP``."""
 
 _OFFICE_PARTS: tuple[tuple[str, Kind], ...] = (
     ("word/document.xml", "docx"),
@@ -119,11 +142,7 @@ _REFUSED_SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"\xcf\xfa\xed\xfe", "a macOS program"),
     (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1",
      "a legacy Office file (.doc/.xls/.ppt); save it as .docx/.xlsx/.pptx"),
-    (b"\x89PNG", "a PNG image"),
-    (b"\xff\xd8\xff", "a JPEG image"),
-    (b"GIF8", "a GIF image"),
-    (b"II*\x00", "a TIFF image"),
-    (b"MM\x00*", "a TIFF image"),
+    (b"GIF8", "a GIF image; save it as PNG"),
     (b"\x1f\x8b", "a gzip archive"),
     (b"Rar!", "a RAR archive"),
     (b"7z\xbc\xaf", "a 7-Zip archive"),
@@ -179,16 +198,18 @@ def _office_kind(data: bytes) -> Kind:
 
 
 def sniff_binary_kind(data: bytes) -> Kind | None:
-    """PDF or Office kind from the bytes; None for text; refuses other binaries.
+    """PDF, Office or image kind from the bytes; None for text; refuses other binaries.
 
     Raises:
-        UnsupportedFormatError: for programs, images, archives and legacy Office files.
+        UnsupportedFormatError: for programs, GIFs, archives and legacy Office files.
         CorruptDocumentError: for a damaged ZIP container.
     """
     if data.startswith(b"PK\x03\x04"):  # before %PDF-: a ZIP may store a PDF uncompressed
         return _office_kind(data)
     if b"%PDF-" in data[:1024]:
         return "pdf"
+    if data.startswith(_IMAGE_SIGNATURES) or (data[:4] == b"RIFF" and data[8:12] == b"WEBP"):
+        return "image"
     for signature, what in _REFUSED_SIGNATURES:
         if data.startswith(signature):
             raise UnsupportedFormatError(f"This file is {what}, which is not supported")

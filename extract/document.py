@@ -13,11 +13,13 @@ from extract.errors import (
     ExtractionError,
 )
 from extract.html import extract_html
+from extract.images import extract_image
 from extract.notebook import extract_notebook
+from extract.ocr import OcrEngine
 from extract.office import extract_docx, extract_pptx, extract_xlsx
 from extract.pdf import extract_pdf
 from extract.text import extract_csv, extract_markdown, extract_text
-from extract.types import Extraction, ExtractionLimits, Kind, PageOcr
+from extract.types import Extraction, ExtractionLimits, Kind
 from extract.webvtt import extract_webvtt
 
 _BY_KIND: dict[Kind, Callable[[bytes, ExtractionLimits], Extraction]] = {
@@ -40,11 +42,11 @@ def extract_document(
     content_type: str | None,
     *,
     limits: ExtractionLimits | None = None,
-    ocr: PageOcr | None = None,
+    ocr: OcrEngine | None = None,
 ) -> Extraction:
     """Turn a file's bytes into page-marked Markdown, in this process.
 
-    ``ocr`` reads scanned PDF pages when given (see :class:`extract.types.PageOcr`).
+    ``ocr`` replaces the OCR engine ``limits.ocr`` selects (see :mod:`extract.ocr`).
     Every failure is an :class:`~extract.errors.ExtractionError`; a parser's own
     exception is reported as a corrupt document rather than escaping.
 
@@ -61,6 +63,8 @@ def extract_document(
     try:
         if kind == "pdf":
             extraction = extract_pdf(data, limits, ocr=ocr)
+        elif kind == "image":
+            extraction = extract_image(data, limits, ocr=ocr)
         else:
             extraction = _BY_KIND[kind](data, limits)
     except ExtractionError:

@@ -63,13 +63,13 @@ class CorruptDocumentError(ExtractionError):
 
 
 class UnsupportedFormatError(ExtractionError):
-    """This file type is not supported; upload PDF, DOCX, PPTX, XLSX, CSV, HTML, Markdown, text."""
+    """This file type is not supported; upload PDF, DOCX, PPTX, XLSX, CSV, HTML, Markdown, text, or an image."""
 
     code = "unsupported_format"
 
 
 class ScannedPdfError(ExtractionError):
-    """This PDF is a scan with no text layer; upload a version with text or enable OCR."""
+    """This PDF is a scan with no text layer, and no legible text was recognised in its images."""
 
     code = "scanned_pdf"
 
@@ -81,8 +81,8 @@ class ScannedPdfError(ExtractionError):
         super().__init__(
             message
             or (
-                f"This PDF is a scan with no text layer ({pages_without_text} of {page_count} "
-                f"pages have no text); upload a version with text or enable OCR"
+                f"This PDF is a scan: {pages_without_text} of {page_count} pages have no text "
+                "layer, and no legible text was recognised in their images"
             )
         )
 

@@ -9,6 +9,20 @@ from extract.page_markers import neutralise_page_markers, page_marker
 from extract.types import Extraction, Kind
 
 
+def page_ranges(pages: Sequence[int]) -> str:
+    """``[1, 2, 3, 7]`` -> ``"1-3, 7"`` (1-based numbers in, text out)."""
+    ranges: list[str] = []
+    start = previous = pages[0]
+    for number in [*pages[1:], None]:
+        if number is not None and number == previous + 1:
+            previous = number
+            continue
+        ranges.append(str(start) if start == previous else f"{start}-{previous}")
+        if number is not None:
+            start = previous = number
+    return ", ".join(ranges)
+
+
 def escape_cell(value: object) -> str:
     """One table cell as Markdown: ``|`` escaped, line breaks flattened."""
     text = "" if value is None else str(value)

@@ -2,13 +2,14 @@
 
 Per page, in order:
 
-1. PyMuPDF reads the plain text blocks. A page with fewer than
-   :data:`MIN_TEXT_CHARS` letters or digits that shows an image has *no text
-   layer* (a scan). When no page has text, or the share of scanned pages is
-   above ``limits.max_scanned_fraction`` ("most pages are scans"), the whole
-   document is refused with :class:`ScannedPdfError`; otherwise it succeeds
-   with a warning that names the scanned pages. An ``ocr`` hook, when given,
-   is asked for a scanned page's text first (nothing implements one yet).
+1. PyMuPDF reads the plain text blocks. A page with no text layer (a scan), a
+   garbage one, or one that is a tiny fraction of a mostly-image page is
+   rendered and recognised by OCR (:mod:`extract.ocr`, within its budget; the
+   warnings name the recognised pages). When no page has text after that, or
+   the share of pages still without text is above
+   ``limits.max_scanned_fraction`` ("most pages are scans"), the whole document
+   is refused with :class:`ScannedPdfError`, saying why recognition did not
+   help; otherwise it succeeds with a warning that names those pages.
 2. pymupdf4llm renders the page as Markdown (headings, tables, reading order).
    It gets a time budget per document (``limits.layout_budget()``); once it is
    spent, the remaining pages use the plain blocks, so long documents finish
@@ -20,9 +21,10 @@ Per page, in order:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -33,13 +35,25 @@ from extract.errors import (
     ScannedPdfError,
 )
 from extract.markdown import assemble_pages
-from extract.types import Extraction, ExtractionLimits, PageOcr
+from extract.markdown import page_ranges as _page_ranges
+from extract.ocr import (
+    MIN_TEXT_CHARS,
+    OcrEngine,
+    OcrReason,
+    OcrResult,
+    TextLayer,
+    describe_pdf_page,
+    ocr_deadline,
+    ocr_reason,
+    recognise_pages,
+    render_pdf_page,
+)
+from extract.types import Extraction, ExtractionLimits
 
-MIN_TEXT_CHARS = 10
-"""Below this many letters/digits, a page that shows an image counts as a scan."""
+__all__ = ["LAYOUT_KEEP_RATIO", "MIN_TEXT_CHARS", "extract_pdf"]
+
 LAYOUT_KEEP_RATIO = 0.5
 """pymupdf4llm output with fewer letters/digits than this share of the plain text is discarded."""
-OCR_DPI = 200
 
 _PICTURE_TEXT_MARKERS = re.compile(r"<!-- (Start|End) of picture text -->\n?")
 
@@ -51,6 +65,7 @@ class _PlainPage:
     paragraphs: list[str]
     has_images: bool
     error: str | None = None
+    layer: TextLayer | None = None
 
     @property
     def markdown(self) -> str:
@@ -60,9 +75,10 @@ class _PlainPage:
     def letters(self) -> int:
         return sum(_count_alnum(paragraph) for paragraph in self.paragraphs)
 
-    @property
-    def is_scan(self) -> bool:
-        return self.error is None and self.has_images and self.letters < MIN_TEXT_CHARS
+    def ocr_reason(self, limits: ExtractionLimits) -> OcrReason | None:
+        if self.error is not None or self.layer is None:
+            return None
+        return ocr_reason(self.layer, force=limits.ocr.force)
 
 
 def _count_alnum(text: str) -> int:
@@ -74,10 +90,11 @@ def _read_plain(document: Any, index: int) -> _PlainPage:
         page = document[index]
         blocks = page.get_text("blocks")
         has_images = bool(page.get_images()) or any(block[6] == 1 for block in blocks)
+        layer = describe_pdf_page(page, blocks)
     except Exception as exc:
         return _PlainPage([], has_images=False, error=_page_error(exc))
     paragraphs = [" ".join(block[4].split()) for block in blocks if block[6] == 0]
-    return _PlainPage([p for p in paragraphs if p], has_images=has_images)
+    return _PlainPage([p for p in paragraphs if p], has_images=has_images, layer=layer)
 
 
 def _page_error(exc: Exception) -> str:
@@ -86,20 +103,6 @@ def _page_error(exc: Exception) -> str:
     if "stack overflow" in reason or "too many nested" in reason:
         return f"its content is nested more deeply than the PDF reader allows ({reason})"
     return reason
-
-
-def _page_ranges(pages: Sequence[int]) -> str:
-    """``[1, 2, 3, 7]`` -> ``"1-3, 7"`` (1-based numbers in, text out)."""
-    ranges: list[str] = []
-    start = previous = pages[0]
-    for number in [*pages[1:], None]:
-        if number is not None and number == previous + 1:
-            previous = number
-            continue
-        ranges.append(str(start) if start == previous else f"{start}-{previous}")
-        if number is not None:
-            start = previous = number
-    return ", ".join(ranges)
 
 
 def _open(data: bytes) -> Any:
@@ -117,28 +120,52 @@ def _open(data: bytes) -> Any:
     return document
 
 
-def _ocr_scans(document: Any, plain: list[_PlainPage], ocr: PageOcr) -> dict[int, str]:
-    recognised: dict[int, str] = {}
-    for index, page in enumerate(plain):
-        if page.is_scan:
-            png = document[index].get_pixmap(dpi=OCR_DPI).tobytes("png")
-            text = ocr(png, index + 1).strip()
-            if text:
-                recognised[index] = text
-    return recognised
+def _recognise(
+    document: Any,
+    plain: list[_PlainPage],
+    limits: ExtractionLimits,
+    started: float,
+    clock: Callable[[], float],
+    engine: OcrEngine | None,
+) -> tuple[dict[int, OcrReason], OcrResult]:
+    """The seam to :mod:`extract.ocr`: which pages need recognition, and what it read."""
+    reasons = {
+        index: reason
+        for index, page in enumerate(plain)
+        if (reason := page.ocr_reason(limits)) is not None
+    }
+    result = recognise_pages(
+        lambda index: render_pdf_page(document[index], limits.ocr.dpi),
+        sorted(reasons),
+        limits.ocr,
+        deadline=ocr_deadline(started, limits),
+        clock=clock,
+        engine=engine,
+    )
+    return reasons, result
 
 
 def _check_scans(
-    scanned: list[int], page_count: int, readable: int, limits: ExtractionLimits
+    scanned: list[int], page_count: int, readable: int, limits: ExtractionLimits, ocr: OcrResult
 ) -> list[str]:
     if not scanned:
         return []
+    why = ocr.unavailable or (
+        f"text recognition (OCR) failed on them ({ocr.first_failure})"
+        if ocr.failed and not ocr.illegible
+        else "text recognition (OCR) found nothing legible on them"
+    )
     if len(scanned) >= readable or len(scanned) / page_count > limits.max_scanned_fraction:
-        raise ScannedPdfError(len(scanned), page_count)
+        raise ScannedPdfError(
+            len(scanned),
+            page_count,
+            f"This PDF is a scan: {len(scanned)} of {page_count} pages have no text layer, "
+            f"and {why}",
+        )
     numbers = [index + 1 for index in scanned]
     return [
         f"{len(scanned)} of {page_count} pages have no text layer (scanned images) and are not "
-        f"searchable: page {_page_ranges(numbers)}"
+        f"searchable ({why}): page {_page_ranges(numbers)}"
     ]
 
 
@@ -202,10 +229,12 @@ def extract_pdf(
     data: bytes,
     limits: ExtractionLimits,
     *,
-    ocr: PageOcr | None = None,
+    ocr: OcrEngine | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> Extraction:
     """A PDF as Markdown with one ``<!-- page N -->`` section per page.
+
+    ``ocr`` overrides the engine ``limits.ocr`` selects (tests and benchmarks).
 
     Raises:
         CorruptDocumentError: unreadable file, no pages, or no readable page.
@@ -236,9 +265,21 @@ def extract_pdf(
                 f"Page {_page_ranges(unreadable)} of this PDF could not be read "
                 f"({plain[unreadable[0] - 1].error}) and the other pages are blank"
             )
-        recognised = _ocr_scans(document, plain, ocr) if ocr is not None else {}
-        scanned = [i for i, page in enumerate(plain) if page.is_scan and i not in recognised]
-        warnings = _check_scans(scanned, page_count, page_count - len(unreadable), limits)
+        reasons, ocr_result = _recognise(document, plain, limits, started, clock, ocr)
+        recognised = ocr_result.texts
+        left_out = set(ocr_result.left_out)
+        # Pages left out for lack of budget are warned about, not counted as scans,
+        # unless nothing at all was recognised.
+        skip = left_out if recognised else set()
+        scanned = [
+            i
+            for i, reason in reasons.items()
+            if reason == "no_text" and i not in recognised and i not in skip
+        ]
+        warnings = _check_scans(
+            scanned, page_count, page_count - len(unreadable), limits, ocr_result
+        )
+        warnings.extend(ocr_result.warnings())
         if unreadable:
             warnings.append(
                 f"Page {_page_ranges(unreadable)} could not be read "
@@ -251,9 +292,11 @@ def extract_pdf(
         for index, page in enumerate(plain):
             if index in recognised:
                 bodies.append(recognised[index])
-            elif page.error or page.is_scan:
+            elif page.error or reasons.get(index) == "no_text":
                 bodies.append("")
             else:
                 bodies.append(layout.render(index, page))
         warnings.extend(layout.warnings(budget))
-    return assemble_pages(bodies, "pdf", warnings)
+    return dataclasses.replace(
+        assemble_pages(bodies, "pdf", warnings), ocr_pages=ocr_result.recognised_pages
+    )

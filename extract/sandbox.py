@@ -75,6 +75,7 @@ def _extraction_from_payload(payload: dict[str, Any]) -> Extraction:
         page_offsets=tuple(int(offset) for offset in payload["page_offsets"]),
         kind=kind,
         warnings=tuple(str(warning) for warning in payload["warnings"]),
+        ocr_pages=tuple(int(page) for page in payload.get("ocr_pages", ())),
     )
 
 

@@ -32,7 +32,7 @@ def _cap_memory(memory_mb: int) -> None:
 
 
 def _answer(header: dict[str, Any], data: bytes) -> dict[str, Any]:
-    limits = ExtractionLimits(**header["limits"])
+    limits = ExtractionLimits.from_payload(header["limits"])
     try:
         extraction = extract_document(
             data, header["filename"], header["content_type"], limits=limits

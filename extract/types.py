@@ -3,17 +3,53 @@
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 Kind = Literal[
-    "pdf", "docx", "pptx", "xlsx", "epub", "csv", "html", "markdown", "text", "notebook", "webvtt"
+    "pdf",
+    "docx",
+    "pptx",
+    "xlsx",
+    "epub",
+    "csv",
+    "html",
+    "markdown",
+    "text",
+    "notebook",
+    "webvtt",
+    "image",
 ]
-"""Every document kind extraction accepts."""
+"""Every document kind extraction accepts (``image``: PNG, JPEG, TIFF or WebP, read by OCR)."""
 
 KINDS: tuple[Kind, ...] = (
-    "pdf", "docx", "pptx", "xlsx", "epub", "csv", "html", "markdown", "text", "notebook", "webvtt"
+    "pdf", "docx", "pptx", "xlsx", "epub", "csv", "html", "markdown", "text", "notebook", "webvtt",
+    "image",
 )  # fmt: skip
+OcrEngineName = Literal["auto", "rapidocr", "tesseract", "off"]
+"""Which OCR engine reads pages without usable text: ``auto`` takes the first available of
+RapidOCR (in the wheel) and Tesseract (when installed); ``off`` never recognises text."""
+
+OCR_ENGINE_NAMES: tuple[OcrEngineName, ...] = ("auto", "rapidocr", "tesseract", "off")
+
+
+@dataclass(frozen=True)
+class OcrOptions:
+    """How text is recognised on pages that have none (see :mod:`extract.ocr`)."""
+
+    engine: OcrEngineName = "auto"
+    """The engine; ``off`` leaves scans unsearchable."""
+    languages: tuple[str, ...] = ("en",)
+    """Language hints, ISO 639-1 (``en``, ``de``, ``pt``…); Tesseract needs their data installed."""
+    dpi: int = 200
+    """Resolution PDF pages are rendered at before recognition."""
+    max_pages: int = 100
+    """Most pages of one document that are recognised; later ones are left out, with a warning."""
+    page_seconds: float = 20.0
+    """Recognition time budget per page needing it (the document's budget is this times its
+    pages); pages after the budget is spent are left out, with a warning."""
+    force: bool = False
+    """Recognise every page, even one whose text layer looks good."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +71,18 @@ class ExtractionLimits:
     max_unpacked_bytes: int = 512 * 1024 * 1024
     """Cap on the total uncompressed size of an Office file's ZIP members (zip bombs)."""
     max_scanned_fraction: float = 0.5
-    """A PDF whose share of image-only pages is above this is refused as a scan."""
+    """A PDF whose share of pages without text (after OCR) is above this is refused as a scan."""
+    ocr: OcrOptions = field(default_factory=OcrOptions)
+    """Text recognition for pages without a usable text layer, and for images."""
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> ExtractionLimits:
+        """Rebuild limits from :func:`dataclasses.asdict` output (the sandbox header)."""
+        fields = dict(payload)
+        ocr = dict(fields.pop("ocr", None) or {})
+        if "languages" in ocr:
+            ocr["languages"] = tuple(ocr["languages"])
+        return cls(**fields, ocr=OcrOptions(**ocr))
 
     def layout_budget(self) -> float:
         """The layout engine's time budget in seconds."""
@@ -57,6 +104,8 @@ class Extraction:
     page_offsets: tuple[int, ...]
     kind: Kind
     warnings: tuple[str, ...] = ()
+    ocr_pages: tuple[int, ...] = ()
+    """1-based pages whose text was recognised from images (OCR), not read from a text layer."""
 
     def __post_init__(self) -> None:
         if len(self.page_offsets) != self.page_count:
@@ -67,13 +116,3 @@ class Extraction:
     def page_of(self, offset: int) -> int:
         """The 1-based page holding the character at ``offset`` (clamped to the document)."""
         return max(1, bisect.bisect_right(self.page_offsets, offset))
-
-
-class PageOcr(Protocol):
-    """Seam for OCR: reads the text of a page that has no text layer.
-
-    Nothing implements it yet; PDF extraction takes ``ocr=None`` and counts
-    such pages as scans instead.
-    """
-
-    def __call__(self, page_png: bytes, page_number: int) -> str: ...

@@ -124,6 +124,8 @@ class Document:
     warnings: tuple[str, ...]
     created_at: datetime
     extracted_at: datetime | None
+    ocr_pages: tuple[int, ...] = ()
+    """Pages whose text was recognised from images (OCR)."""
 
     @property
     def searchable(self) -> bool:
@@ -147,4 +149,5 @@ class Document:
             warnings=tuple(row["warnings"] or ()),
             created_at=row["created_at"],
             extracted_at=row["extracted_at"],
+            ocr_pages=tuple(row.get("ocr_pages") or ()),
         )

@@ -12,11 +12,19 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 import platformdirs
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from retrieval.rerankers import RerankerKind
 
@@ -125,6 +133,40 @@ class ExtractionSettings(BaseModel):
     """Extraction processes a worker keeps started with the PDF libraries loaded, each waiting for one PDF (~150 MB each; 0 starts one per document)."""
 
 
+class OcrSettings(BaseModel):
+    """Text recognition (OCR) of scans, photos and broken text layers, at extraction."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    engine: Literal["auto", "rapidocr", "tesseract", "off"] = "auto"
+    """`auto` uses RapidOCR (models in its wheel, works offline), or Tesseract when that is installed and RapidOCR is not or cannot read a language hint; `off` leaves scans unsearchable."""
+    languages: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["en"], min_length=1)
+    """Language hints, ISO 639-1 codes, comma-separated in the environment (`en,de`); Tesseract needs `tesseract-ocr-LANG` for each."""
+    dpi: int = Field(default=200, ge=72, le=600)
+    """Resolution PDF pages are rendered at for recognition."""
+    max_pages: int = Field(default=100, ge=1)
+    """Most pages of one document recognised; later ones are left out with a warning."""
+    page_seconds: float = Field(default=20.0, gt=0)
+    """Recognition budget per page needing it (never past 3/4 of the extraction timeout); pages after it are left out with a warning."""
+    force: bool = False
+    """Recognise every page, even ones whose text layer looks good."""
+
+    @field_validator("languages", mode="before")
+    @classmethod
+    def _split_languages(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("languages")
+    @classmethod
+    def _check_languages(cls, value: list[str]) -> list[str]:
+        for code in value:
+            if not code.replace("_", "").isalnum() or len(code) > 16:
+                raise ValueError(f"{code!r} is not a language code (use ISO 639-1, e.g. en, de)")
+        return value
+
+
 class SearchSettings(BaseModel):
     """Query-time chunking, BM25 shortlist and reranking."""
 
@@ -222,6 +264,7 @@ class Settings(BaseSettings):
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
+    ocr: OcrSettings = Field(default_factory=OcrSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     jobs: JobSettings = Field(default_factory=JobSettings)
     fetch: FetchSettings = Field(default_factory=FetchSettings)

@@ -108,13 +108,13 @@ INSERT INTO documents (project_id, name, content_type, size_bytes, object_key, s
 VALUES (%(project_id)s, btrim(%(name)s), %(content_type)s, %(size_bytes)s, %(object_key)s, %(status)s)
 RETURNING id, project_id, name, content_type, size_bytes, object_key, status, error_code,
           error_message, kind, page_count, content_hash, warnings, attempts, created_at,
-          updated_at, extracted_at;
+          updated_at, extracted_at, ocr_pages;
 
 -- list_documents --
 -- A project's documents with metadata (no text), newest first
 SELECT d.id, d.project_id, d.name, d.content_type, d.size_bytes, d.object_key, d.status,
        d.error_code, d.error_message, d.kind, d.page_count, d.content_hash, d.warnings,
-       d.attempts, d.created_at, d.updated_at, d.extracted_at
+       d.attempts, d.created_at, d.updated_at, d.extracted_at, d.ocr_pages
 FROM documents d JOIN projects p ON p.id = d.project_id
 WHERE d.project_id = %(project_id)s AND p.user_id = %(user_id)s
 ORDER BY d.created_at DESC, d.name;
@@ -123,7 +123,7 @@ ORDER BY d.created_at DESC, d.name;
 -- One of the user's documents with metadata (no text)
 SELECT d.id, d.project_id, d.name, d.content_type, d.size_bytes, d.object_key, d.status,
        d.error_code, d.error_message, d.kind, d.page_count, d.content_hash, d.warnings,
-       d.attempts, d.created_at, d.updated_at, d.extracted_at
+       d.attempts, d.created_at, d.updated_at, d.extracted_at, d.ocr_pages
 FROM documents d JOIN projects p ON p.id = d.project_id
 WHERE d.id = %(document_id)s AND p.user_id = %(user_id)s;
 
@@ -181,7 +181,7 @@ RETURNING id, name, content_type, size_bytes, object_key, attempts, source_url;
 -- Save a successful extraction: the whole Markdown, once, and the type of the kind found
 UPDATE documents SET status = 'ready', markdown = %(markdown)s, content_hash = %(content_hash)s,
        kind = %(kind)s, content_type = %(content_type)s, page_count = %(page_count)s,
-       warnings = %(warnings)s,
+       warnings = %(warnings)s, ocr_pages = %(ocr_pages)s,
        error_code = NULL, error_message = NULL, extracted_at = now(), updated_at = now()
 WHERE id = %(document_id)s AND status = 'processing'
 RETURNING id, project_id, content_hash;
@@ -193,7 +193,7 @@ SELECT pg_notify(%(channel)s, %(document_id)s);
 -- store_extraction_error --
 -- Save why a document cannot be searched
 UPDATE documents SET status = 'error', error_code = %(error_code)s, error_message = %(error_message)s,
-       markdown = NULL, content_hash = NULL, updated_at = now()
+       markdown = NULL, content_hash = NULL, ocr_pages = '{}', updated_at = now()
 WHERE id = %(document_id)s AND status IN ('pending', 'processing')
 RETURNING id;
 
@@ -213,7 +213,7 @@ INSERT INTO documents (project_id, name, content_type, size_bytes, object_key, s
 VALUES (%(project_id)s, btrim(%(name)s), %(content_type)s, %(size_bytes)s, %(object_key)s, 'processing', 1)
 RETURNING id, project_id, name, content_type, size_bytes, object_key, status, error_code,
           error_message, kind, page_count, content_hash, warnings, attempts, created_at,
-          updated_at, extracted_at;
+          updated_at, extracted_at, ocr_pages;
 
 -- insert_imported_document --
 -- Create a pending document whose original is still at a web address (a worker fetches it)

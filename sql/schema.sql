@@ -73,6 +73,7 @@ CREATE TABLE documents (
     updated_at     timestamptz NOT NULL DEFAULT now(),
     extracted_at   timestamptz,
     source_url     text CHECK (length(source_url) <= 2048),
+    ocr_pages      integer[] NOT NULL DEFAULT '{}',
     CHECK (status <> 'ready' OR (markdown IS NOT NULL AND content_hash IS NOT NULL)),
     CHECK (status <> 'error' OR error_code IS NOT NULL)
 );

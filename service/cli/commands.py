@@ -478,6 +478,7 @@ def extract_command(path: Path, as_json: bool) -> None:
                 "kind": result.kind,
                 "page_count": result.page_count,
                 "warnings": list(result.warnings),
+                "ocr_pages": list(result.ocr_pages),
                 "markdown": result.markdown,
             }
         )

@@ -134,6 +134,8 @@ class Document(Struct):
     warnings: list[str]
     created_at: datetime
     extracted_at: datetime | None
+    ocr_pages: list[int]
+    """Pages whose text was recognised from images (OCR); the warnings say so in words."""
 
     @classmethod
     def from_record(cls, record: DocumentRecord) -> Document:
@@ -153,6 +155,7 @@ class Document(Struct):
             warnings=list(record.warnings),
             created_at=record.created_at,
             extracted_at=record.extracted_at,
+            ocr_pages=list(record.ocr_pages),
         )
 
 

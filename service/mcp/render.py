@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from retrieval import SearchResult
 from service.records import Document, Project
-from service.services.documents import unsearchable_reason
+from service.services.documents import ocr_note, unsearchable_reason
 from service.services.mentions import Mentions
 
 RETRY_HINT = (
@@ -80,6 +80,8 @@ def documents_text(project: Project, documents: Sequence[Document]) -> str:
         if document.searchable:
             pages = f"{document.page_count} page(s)" if document.page_count else "ready"
             state = f"ready, {pages}"
+            if note := ocr_note(document):
+                state = f"{state}; {note}"
         else:
             state = unsearchable_reason(document)
         lines.append(f"- {document.name} (id {document.id}) — {state}")

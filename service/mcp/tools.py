@@ -144,6 +144,7 @@ def document_entry(document: Document) -> dict[str, Any]:
         "status": document.status,
         "searchable": document.searchable,
         "page_count": document.page_count,
+        "ocr_pages": list(document.ocr_pages),
         "error": None if failure is None else failure._asdict(),
     }
 

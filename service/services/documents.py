@@ -11,6 +11,7 @@ import anyio.to_thread
 
 from extract import KIND_CONTENT_TYPES, Kind
 from extract.detect import SUPPORTED_FORMATS
+from extract.markdown import page_ranges
 from extract.page_markers import slice_pages
 from service.errors import DocumentNotFound, DocumentNotReady, InvalidPageRange
 from service.records import Document, Principal, Project
@@ -25,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 #: What a person can do about each reason a document is not searchable.
 HINTS = {
-    "scanned_pdf": "Scanned PDF with no text layer: upload a version with text (run it through OCR first).",
+    "scanned_pdf": "A scan in which no legible text was recognised: upload a clearer scan or a version with a text layer.",
     "encrypted_document": "Password-protected: remove the password and upload it again.",
     "corrupt_document": "The file is damaged: re-export or re-download it, then upload it again.",
     "empty_document": "No text was found in the file.",
@@ -55,6 +56,15 @@ def failure_of(document: Document) -> DocumentFailure | None:
         return None
     code = document.error_code or DEFAULT_ERROR_CODE
     return DocumentFailure(code, document.error_message or "", HINTS.get(code))
+
+
+def ocr_note(document: Document) -> str | None:
+    """``"text recognised from images on pages 3-9"`` for a document with OCR'd pages, else None."""
+    if not document.ocr_pages:
+        return None
+    pages = page_ranges(sorted(document.ocr_pages))
+    word = "page" if len(document.ocr_pages) == 1 else "pages"
+    return f"text recognised from images on {word} {pages}"
 
 
 class DocumentText(NamedTuple):

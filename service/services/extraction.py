@@ -15,7 +15,7 @@ from uuid import UUID
 
 import anyio.to_thread
 
-from extract import KIND_CONTENT_TYPES, Extraction, ExtractionError, ExtractionLimits
+from extract import KIND_CONTENT_TYPES, Extraction, ExtractionError, ExtractionLimits, OcrOptions
 from service.errors import ShortlistError
 from service.services import imports
 from service.storage.blobs import BlobNotFound
@@ -44,6 +44,14 @@ def limits_for(settings: Settings) -> ExtractionLimits:
         max_pages=settings.extraction.max_pages,
         timeout_seconds=settings.extraction.timeout_seconds,
         memory_mb=settings.extraction.memory_mb,
+        ocr=OcrOptions(
+            engine=settings.ocr.engine,
+            languages=tuple(settings.ocr.languages),
+            dpi=settings.ocr.dpi,
+            max_pages=settings.ocr.max_pages,
+            page_seconds=settings.ocr.page_seconds,
+            force=settings.ocr.force,
+        ),
     )
 
 
@@ -71,6 +79,7 @@ async def save_extraction(conn: Connection, document_id: UUID, extraction: Extra
         content_type=KIND_CONTENT_TYPES[extraction.kind],
         page_count=extraction.page_count,
         warnings=[warning.replace("\x00", "\ufffd") for warning in extraction.warnings],
+        ocr_pages=list(extraction.ocr_pages),
     )
     if row is not None:
         await execute(

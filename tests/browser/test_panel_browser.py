@@ -1,9 +1,8 @@
 """The panel in headless Chromium against the real service: sign in, upload, follow
-extraction, see why a protected PDF is not searchable, search, open a citation at its page, delete."""
+extraction, see why a scan is not searchable, search, open a citation at its page, delete."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -49,16 +48,13 @@ def field_notes_pdf() -> bytes:
     return data
 
 
-def protected_pdf() -> Path:
-    """A small PDF the corpus manifest says can only be refused: it is password-protected."""
-    manifest = json.loads((CORPUS_DIR / "manifest.json").read_text())
-    protected = [
-        entry
-        for entry in manifest
-        if entry["category"] == "encrypted" and entry.get("expect") == ["encrypted"]
-    ]
-    smallest = min(protected, key=lambda entry: int(entry["size"]))
-    return CORPUS_DIR / str(smallest["path"])
+def scanned_pdf(directory: Path) -> Path:
+    """A scan OCR cannot read (a scanned blank sheet): it stays "Not searchable"."""
+    from tests.unit.extract import samples
+
+    path = directory / "blank-scan.pdf"
+    path.write_bytes(samples.pdf_pages("s"))
+    return path
 
 
 def as_upload(path: Path) -> dict[str, Any]:
@@ -67,7 +63,7 @@ def as_upload(path: Path) -> dict[str, Any]:
 
 
 def test_a_person_uploads_searches_opens_a_citation_and_deletes(
-    browser: Any, service_url: str, alice: users.NewUser
+    browser: Any, service_url: str, alice: users.NewUser, tmp_path: Path
 ) -> None:
     from playwright.sync_api import expect
 
@@ -99,13 +95,13 @@ def test_a_person_uploads_searches_opens_a_citation_and_deletes(
     assert page.locator("#project-select b").count() == 0
 
     # Upload several files at once; a refused one says why before any byte moves.
-    protected = protected_pdf()
+    scan = scanned_pdf(tmp_path)
     odd_name = 'Q&A <b>draft "v2".txt'  # no "/": names may not carry a folder
     page.locator("#file-input").set_input_files(
         [
             as_upload(REAL_PDF),
             {"name": "field-notes.pdf", "mimeType": "application/pdf", "buffer": field_notes_pdf()},
-            as_upload(protected),
+            as_upload(scan),
             {"name": "tool.exe", "mimeType": "application/x-msdownload", "buffer": b"MZ" * 64},
             {"name": odd_name, "mimeType": "text/plain", "buffer": b"Draft answers.\n" * 3},
         ]
@@ -119,7 +115,7 @@ def test_a_person_uploads_searches_opens_a_citation_and_deletes(
     rows = page.locator("#documents-body tr")
     real_row = rows.filter(has_text=REAL_PDF.name)
     notes_row = rows.filter(has_text="field-notes.pdf")
-    protected_row = rows.filter(has_text=protected.name)
+    scan_row = rows.filter(has_text=scan.name)
     odd_row = rows.filter(has_text=odd_name)
     for row in (real_row, notes_row, odd_row):
         expect(row.locator(".badge.ready")).to_have_text("Ready", timeout=EXTRACTION_TIMEOUT_MS)
@@ -131,17 +127,17 @@ def test_a_person_uploads_searches_opens_a_citation_and_deletes(
         assert upload.locator("progress").evaluate("bar => bar.value") == 1
     expect(notes_row.locator("td").nth(1)).to_have_text(str(len(FIELD_NOTES_PAGES)))
 
-    # The protected PDF is labelled, with its reason on hover and in the accessible popover.
-    summary = protected_row.locator("details.not-searchable summary")
+    # The scan is labelled, with its reason on hover and in the accessible popover.
+    summary = scan_row.locator("details.not-searchable summary")
     expect(summary).to_have_text("Not searchable", timeout=EXTRACTION_TIMEOUT_MS)
     reason = summary.get_attribute("title")
     assert reason
     summary.focus()
     page.keyboard.press("Enter")
-    popover = protected_row.locator("details.not-searchable .popover")
+    popover = scan_row.locator("details.not-searchable .popover")
     expect(popover).to_be_visible()
     expect(popover.locator(".reason")).to_have_text(reason)
-    expect(popover.locator(".hint")).to_contain_text("remove the password")
+    expect(popover.locator(".hint")).to_contain_text("a version with a text layer")
     assert popover.get_attribute("id") == summary.get_attribute("aria-describedby")
 
     # Delete, after confirming in a dialog.

@@ -4,7 +4,9 @@ All files go through :func:`extract_in_sandbox`, two at a time, once per
 session. The layout budget is kept short (``LAYOUT_BUDGET_SECONDS``) so the
 long documents finish quickly: later pages then come from the plain-text path,
 and the checks below still require page count, markers and text on every page
-that has a text layer.
+that has a text layer. OCR is on, as by default, but recognises at most
+``OCR_PAGES`` pages per document (CPU time: a page costs seconds); the
+image-only scans must still come out as text.
 """
 
 from __future__ import annotations
@@ -26,14 +28,21 @@ from extract import (
     Extraction,
     ExtractionError,
     ExtractionLimits,
+    OcrOptions,
     ScannedPdfError,
     extract_in_sandbox,
 )
+from extract.ocr import TextLayer
 from extract.pdf import MIN_TEXT_CHARS
 from tests.support.paths import CORPUS_DIR
 
 LAYOUT_BUDGET_SECONDS = 1.5
-LIMITS = ExtractionLimits(layout_budget_seconds=LAYOUT_BUDGET_SECONDS, timeout_seconds=90)
+OCR_PAGES = 1
+LIMITS = ExtractionLimits(
+    layout_budget_seconds=LAYOUT_BUDGET_SECONDS,
+    timeout_seconds=90,
+    ocr=OcrOptions(max_pages=OCR_PAGES),
+)
 ERROR_FOR_EXPECTATION: dict[str, type[ExtractionError]] = {
     "scanned": ScannedPdfError,
     "encrypted": EncryptedDocumentError,
@@ -149,3 +158,47 @@ def test_long_pdfs_switch_to_plain_text_once_the_layout_budget_is_spent(
         outcome = outcomes[path]
         assert isinstance(outcome, Extraction), path
         assert any("budget" in warning for warning in outcome.warnings), path
+
+
+IMAGE_ONLY = [e["path"] for e in ENTRIES if e["category"] == "scanned_image_only"]
+
+
+@pytest.mark.skipif(not IMAGE_ONLY, reason=f"no corpus manifest under {CORPUS_DIR}")
+@pytest.mark.parametrize("path", IMAGE_ONLY)
+def test_image_only_scans_come_out_as_recognised_text(
+    path: str, outcomes: dict[str, Outcome]
+) -> None:
+    outcome = outcomes[path]
+
+    assert isinstance(outcome, Extraction), f"{outcome.code}: {outcome.message}"
+    assert outcome.ocr_pages[:1] == (1,)
+    first = _page_bodies(outcome)[0]
+    assert sum(char.isalpha() for char in first) >= 40, first
+
+
+@pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")
+def test_tamreview_garbled_text_layer_is_replaced_by_readable_text(
+    outcomes: dict[str, Outcome],
+) -> None:
+    outcome = outcomes["papers/TAMReview.pdf"]
+
+    assert isinstance(outcome, Extraction)
+    assert outcome.ocr_pages == (2,)  # page 1 is good; page 2 is the first garbled one
+    second = _page_bodies(outcome)[1]
+    assert TextLayer(second, 0, 0).unmapped_share < 0.01
+    assert "technology acceptance model" in " ".join(second.lower().split())
+
+
+@pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")
+def test_papers_with_a_good_text_layer_are_not_recognised(outcomes: dict[str, Outcome]) -> None:
+    papers = [
+        e["path"]
+        for e in ENTRIES
+        if e["category"] in ("papers", "papers_acl") and e["path"] != "papers/TAMReview.pdf"
+    ]
+
+    assert papers
+    for path in papers:
+        outcome = outcomes[path]
+        assert isinstance(outcome, Extraction), path
+        assert outcome.ocr_pages == (), path

@@ -142,9 +142,10 @@ def test_extract_prints_page_marked_markdown(tmp_path: Path) -> None:
 
 
 def test_extract_explains_why_a_scan_cannot_be_searched(tmp_path: Path) -> None:
-    from tests.support.paths import CORPUS_DIR
+    from tests.unit.extract import samples
 
-    scan = CORPUS_DIR / "scanned_image_only" / "c02-22.pdf"
+    scan = tmp_path / "blank-scan.pdf"
+    scan.write_bytes(samples.pdf_pages("s"))  # a scanned blank sheet: nothing to recognise
     result = subprocess.run(
         [sys.executable, "-m", "service.cli", "extract", str(scan), "--json"],
         capture_output=True,
@@ -154,7 +155,28 @@ def test_extract_explains_why_a_scan_cannot_be_searched(tmp_path: Path) -> None:
     )
 
     assert result.returncode == 2
-    assert json.loads(result.stdout)["error"]["code"] == "scanned_pdf"
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "scanned_pdf"
+    assert "found nothing legible" in error["message"]
+
+
+def test_extract_prints_the_text_recognised_in_a_scan() -> None:
+    from tests.support.paths import CORPUS_DIR
+
+    scan = CORPUS_DIR / "scanned_image_only" / "linn.pdf"
+    if not scan.exists():
+        pytest.skip("no shared corpus")
+    result = subprocess.run(
+        [sys.executable, "-m", "service.cli", "extract", str(scan)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "<!-- page 1 -->" in result.stdout
+    assert "The LinnSequencer is a state-of-the-art composition" in result.stdout
 
 
 def test_ingest_then_search_returns_the_cited_page(db_url: str, tmp_path: Path) -> None:

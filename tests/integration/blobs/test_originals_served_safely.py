@@ -56,6 +56,7 @@ SERVED_AS: dict[str | None, tuple[str, str]] = {
     "epub": ("application/epub+zip", "attachment"),
     "notebook": ("application/x-ipynb+json", "attachment"),
     "webvtt": ("text/vtt", "attachment"),
+    "image": ("application/octet-stream", "attachment"),
     None: ("application/octet-stream", "attachment"),
 }
 """Kind found by extraction (None: not yet, or extraction failed) -> (type, disposition)."""

@@ -15,7 +15,7 @@ from tests.integration.documents.conftest import (
     padded_pdf,
     sweep_uploads_now,
 )
-from tests.support.paths import CORPUS_DIR
+from tests.unit.extract import samples
 
 pytestmark = pytest.mark.anyio
 
@@ -244,7 +244,7 @@ async def test_a_scanned_pdf_is_listed_as_not_searchable_with_a_reason_and_hint(
 ) -> None:
     alice = await new_user(db_url, "alice")
     uploader = Uploader(app_client, alice.token)
-    scan = (CORPUS_DIR / "scanned_image_only" / "c02-22.pdf").read_bytes()
+    scan = samples.pdf_pages("s")  # a scanned blank sheet: OCR finds nothing legible
 
     created = await uploader.upload(alice.project.id, "scan.pdf", scan)
     document = await uploader.wait_settled(created.json()["id"])
@@ -253,7 +253,33 @@ async def test_a_scanned_pdf_is_listed_as_not_searchable_with_a_reason_and_hint(
     assert document["searchable"] is False
     assert document["error"]["code"] == "scanned_pdf"
     assert "scan" in document["error"]["message"].lower()
+    assert "found nothing legible" in document["error"]["message"]
     assert document["error"]["hint"]
+    assert "OCR first" not in document["error"]["hint"]  # no option that does not exist
+
+
+async def test_an_uploaded_image_is_recognised_flagged_and_searchable(
+    app_client: Any, db_url: str
+) -> None:
+    alice = await new_user(db_url, "alice")
+    uploader = Uploader(app_client, alice.token)
+    image = samples.png_image("Invoice number 4711 is due on the first of March")
+
+    created = await uploader.upload(alice.project.id, "invoice.png", image, "image/png")
+    assert created.status_code == 201, created.text
+    document = await uploader.wait_settled(created.json()["id"])
+
+    assert document["status"] == "ready", document
+    assert document["kind"] == "image"
+    assert document["ocr_pages"] == [1]
+    assert any("Text recognised from images" in warning for warning in document["warnings"])
+    found = await app_client.post(
+        f"/api/projects/{alice.project.id}/search",
+        json={"query": "invoice 4711 due"},
+        headers=bearer(alice.token),
+    )
+    assert found.status_code == 200, found.text
+    assert found.json()["results"][0]["document"]["name"] == "invoice.png"
 
 
 async def test_deleting_a_document_removes_it_from_lists_search_and_the_store(

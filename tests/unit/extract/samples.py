@@ -43,14 +43,16 @@ def pdf_report() -> bytes:
 
 
 def _image_page(document: Any) -> None:
+    """A scanned blank sheet: an off-white image over the whole page, nothing legible on it."""
     page = _new_page(document)
     pixmap = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 200, 200), False)
-    pixmap.set_rect(pixmap.irect, (120, 90, 60))
-    page.insert_image(pymupdf.Rect(50, 50, 545, 792), pixmap=pixmap)
+    pixmap.set_rect(pixmap.irect, (238, 236, 230))
+    page.insert_image(page.rect, pixmap=pixmap)
 
 
 def pdf_pages(kinds: str) -> bytes:
-    """One page per letter: ``t`` a page of text, ``s`` a scan (an image, no text)."""
+    """One page per letter: ``t`` a page of text, ``s`` a scan of a blank sheet (an image, no
+    text layer, nothing for OCR to read)."""
     document: Any = pymupdf.open()
     for number, kind in enumerate(kinds, start=1):
         if kind == "t":
@@ -132,3 +134,32 @@ def xlsx_workbook() -> bytes:
     buffer = io.BytesIO()
     workbook.save(buffer)
     return buffer.getvalue()
+
+
+def png_image(text: str = "Invoice number 4711 is due on the first of March") -> bytes:
+    """A PNG of one printed line of text on white, 150 dpi."""
+    document: Any = pymupdf.open()
+    page = document.new_page(width=420, height=60)
+    page.insert_text((12, 36), text, fontsize=14)
+    data = bytes(page.get_pixmap(dpi=150, colorspace=pymupdf.csGRAY).tobytes("png"))
+    document.close()
+    return data
+
+
+def png_header_only(width: int, height: int) -> bytes:
+    """A PNG whose header claims ``width`` x ``height`` pixels, with almost no pixel data."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        )
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00" * 64))
+        + chunk(b"IEND", b"")
+    )

@@ -53,7 +53,7 @@ def test_scanned_pdf_error_message_names_the_counts() -> None:
     error = ScannedPdfError(40, 41)
 
     assert error.code == "scanned_pdf"
-    assert "(40 of 41 pages have no text)" in error.message
+    assert "40 of 41 pages have no text layer" in error.message
     assert str(error) == error.message
 
 

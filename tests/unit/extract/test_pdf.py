@@ -7,10 +7,10 @@ from extract import (
     DocumentTooLargeError,
     EncryptedDocumentError,
     ExtractionLimits,
+    OcrOptions,
     ScannedPdfError,
     extract_document,
 )
-from extract.pdf import extract_pdf
 from tests.unit.extract import samples
 
 
@@ -46,6 +46,8 @@ def test_pdf_with_only_scanned_pages_is_refused_with_counts() -> None:
 
     assert (raised.value.pages_without_text, raised.value.page_count) == (2, 2)
     assert "2 of 2 pages have no text" in raised.value.message
+    assert "text recognition (OCR) found nothing legible" in raised.value.message
+    assert "enable OCR" not in raised.value.message
 
 
 def test_pdf_where_most_pages_are_scans_is_refused() -> None:
@@ -65,18 +67,13 @@ def test_pdf_with_some_scanned_pages_succeeds_with_a_warning() -> None:
     )
 
 
-def test_pdf_ocr_hook_supplies_text_for_scanned_pages() -> None:
-    seen: list[int] = []
+def test_pdf_scan_with_ocr_turned_off_says_so() -> None:
+    limits = ExtractionLimits(ocr=OcrOptions(engine="off"))
 
-    def read_page(page_png: bytes, page_number: int) -> str:
-        assert page_png.startswith(b"\x89PNG")
-        seen.append(page_number)
-        return f"recognised words of page {page_number}"
+    with pytest.raises(ScannedPdfError) as raised:
+        extract_document(samples.pdf_pages("ss"), "scan.pdf", None, limits=limits)
 
-    extraction = extract_pdf(samples.pdf_pages("ss"), ExtractionLimits(), ocr=read_page)
-
-    assert seen == [1, 2]
-    assert "recognised words of page 2" in extraction.markdown[extraction.page_offsets[1] :]
+    assert "OCR) is turned off (SHORTLIST_OCR__ENGINE=off)" in raised.value.message
 
 
 def test_pdf_needing_a_user_password_is_refused() -> None:

@@ -11,6 +11,7 @@ from extract import (
     DocumentTooLargeError,
     ExtractionLimits,
     ExtractionTimeout,
+    OcrOptions,
     ScannedPdfError,
     UnsupportedFormatError,
     extract_document,
@@ -35,6 +36,24 @@ def test_sandbox_reraises_the_childs_typed_error_with_details() -> None:
         extract_in_sandbox(samples.pdf_pages("ss"), "scan.pdf", None)
 
     assert (raised.value.pages_without_text, raised.value.page_count) == (2, 2)
+
+
+def test_sandbox_child_gets_the_ocr_options() -> None:
+    limits = ExtractionLimits(ocr=OcrOptions(engine="off", languages=("de", "en")))
+
+    with pytest.raises(ScannedPdfError, match="turned off"):
+        extract_in_sandbox(samples.pdf_pages("s"), "scan.pdf", None, limits=limits)
+
+
+def test_limits_survive_the_sandbox_header_round_trip() -> None:
+    import dataclasses
+    import json
+
+    limits = ExtractionLimits(ocr=OcrOptions(engine="tesseract", languages=("pt",), dpi=300))
+
+    header = json.loads(json.dumps(dataclasses.asdict(limits)))
+
+    assert ExtractionLimits.from_payload(header) == limits
 
 
 def test_sandbox_timeout_kills_the_child_and_raises_extraction_timeout() -> None:
