@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from retrieval.types import Chunk, DocumentRef, Hit, Source
 
 
-def hit(chunk: Chunk, document: DocumentRef, *, score: float, bm25: float) -> Hit:
+def hit(chunk: Chunk, document: DocumentRef, *, score: float, bm25: float, relevance: float) -> Hit:
     """A chunk as a search hit, named by its document and pages."""
     return Hit(
         chunk_id=chunk.id,
@@ -18,6 +18,7 @@ def hit(chunk: Chunk, document: DocumentRef, *, score: float, bm25: float) -> Hi
         text=chunk.text,
         score=score,
         bm25=bm25,
+        relevance=relevance,
     )
 
 
