@@ -518,10 +518,17 @@ def search(
     if as_json:
         click.echo(msgspec.json.encode(SearchResponse.from_result(result)).decode())
         return
+    if result.insufficient_evidence:
+        click.echo(
+            "The documents do not appear to answer this: no passage reaches the evidence floor."
+            + (" The closest passages:" if result.hits else "")
+        )
+        click.echo()
     for number, hit in enumerate(result.hits, start=1):
         first, last = hit.pages
         pages = f"p. {first}" if first == last else f"p. {first}–{last}"
-        click.echo(f"[{number}] {hit.document_name} — {pages}  (score {hit.score:.3f})")
+        relevance = f"relevance {hit.relevance_label}, {hit.relevance:.2f}"
+        click.echo(f"[{number}] {hit.document_name} — {pages}  ({relevance})")
         click.echo(textwrap.indent(hit.text.strip(), "    "))
         click.echo()
     if not result.reranked:
