@@ -8,10 +8,17 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from retrieval.citations import hit, sources
+from retrieval.comparison import balance_sides, comparison_sides
 from retrieval.errors import EmptyQuery, InvalidSearchParameter, QueryTooLong
 from retrieval.noise import demotion, look_alikes
 from retrieval.relevance import clamp, insufficient_evidence, lexical_relevance
-from retrieval.shortlist import DEFAULT_KEEP, DEFAULT_MAX_CANDIDATES, shortlist
+from retrieval.shortlist import (
+    DEFAULT_KEEP,
+    DEFAULT_MAX_CANDIDATES,
+    TermMatrix,
+    shortlist,
+    term_coverage,
+)
 from retrieval.types import (
     Candidate,
     Chunk,
@@ -91,6 +98,9 @@ def search(
         indexed[entry.document].reference_density[entry.ordinal] for entry in picked.entries
     ]
     order, scores, relevance = _demote_references(order, scores, relevance, densities)
+    sides = comparison_sides(query)
+    if sides is not None and candidates:
+        order = _balance(index, indexed, matrices, picked, order, sides)
     hits: list[Hit] = [
         hit(
             chunks[i],
@@ -116,6 +126,28 @@ def search(
         exhaustive=picked.exhaustive,
         insufficient_evidence=insufficient_evidence([item.relevance for item in hits]),
     )
+
+
+def _balance(
+    index: ChunkIndex,
+    indexed: Sequence[IndexedDocument],
+    matrices: Sequence[TermMatrix],
+    picked: Shortlist,
+    order: list[int],
+    sides: tuple[str, str],
+) -> list[int]:
+    """A comparison's ranking with its two sides taking turns
+    (:func:`retrieval.comparison.balance_sides`)."""
+    offsets = [0]
+    for matrix in matrices:
+        offsets.append(offsets[-1] + matrix.chunk_count)
+    positions = [offsets[entry.document] + entry.ordinal for entry in picked.entries]
+    coverage = []
+    for side in sides:
+        _, ids, unknown = index.query_terms(side, indexed)
+        side_coverage = term_coverage(ids, matrices, unknown_terms=unknown)
+        coverage.append([float(side_coverage[position]) for position in positions])
+    return balance_sides(order, coverage[0], coverage[1])
 
 
 def _with_look_alikes(
