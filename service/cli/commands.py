@@ -537,6 +537,48 @@ def search(
         click.echo(f"warning: {warning}", err=True)
 
 
+@main.command()
+@project_option
+@optional_user_option
+@click.option("--questions", type=int, default=40, show_default=True, help="Questions to sample.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
+@json_option
+@command_errors
+def tune(
+    project_name: str, user_name: str | None, questions: int, seed: int, as_json: bool
+) -> None:
+    """Find the smallest shortlist_keep that loses nothing on this project's own text."""
+    from service.services.tuning import tune_project
+
+    async def work(runtime: Runtime) -> Any:
+        principal = await _acting_user(runtime, user_name)
+        async with connection(runtime.pool) as conn:
+            target = await projects.find_project(conn, principal.user_id, project_name)
+            return await tune_project(
+                conn, runtime.search, principal, target.id, questions=questions, seed=seed
+            )
+
+    report = run_with_runtime(get_settings(), work)
+    if as_json:
+        click.echo(json.dumps(report.to_dict()))
+        return
+    click.echo(
+        f"{report.questions} questions sampled from {report.documents} document(s) "
+        f"({report.passages} passages), each held out of its passage; reranker {report.reranker}."
+    )
+    click.echo("keep   top-3 same as reranking everything")
+    for result in report.keeps:
+        click.echo(f"{result.keep:>5}  {result.agreement:6.1%}")
+    if report.smallest_keep is None:
+        click.echo("Every keep tried loses some top results: keep more, or rerank everything.")
+    else:
+        click.echo(f"Smallest keep that loses nothing: {report.smallest_keep}.")
+    click.echo(
+        f"The question's own page is in the top 3 for {report.source_found:.0%}; the evidence "
+        f"floor flags {report.flagged:.0%} of these answerable questions."
+    )
+
+
 @main.command("mcp")
 @click.option(
     "--project",
