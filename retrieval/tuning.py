@@ -4,10 +4,11 @@ The right ``shortlist_keep`` is a property of the corpus and the chunker, so
 it is measured on the corpus itself: questions are sampled from the
 documents' own text (headings, sentences, table rows), each **held out** from
 its passage (cut from the Markdown before indexing, so the passage cannot
-match it word for word), and every question is searched twice over: once
-reranking every passage, then with each candidate ``keep``. A keep "loses
-nothing" when its top results are the same passages as reranking everything
-for every question; the smallest such keep is the recommendation. The report
+match it word for word), and every question is searched reranking every
+passage. A ``keep`` "loses nothing" when BM25's top ``keep`` passages hold
+all of those top results for every question (the shortlist recall that
+``bench/quality.py`` reports for SciFact); the smallest such keep is the
+recommendation. The report
 also says how often the passage a question came from is in the top results,
 and how many of these answerable questions the evidence floor would flag.
 """
@@ -22,6 +23,7 @@ from typing import Literal, NamedTuple
 from retrieval.index import ChunkIndex
 from retrieval.pipeline import search
 from retrieval.rerankers.base import Reranker
+from retrieval.shortlist import shortlist
 from retrieval.types import SourceDocument
 
 QuestionKind = Literal["heading", "sentence", "table row"]
@@ -46,7 +48,8 @@ class TuneQuestion(NamedTuple):
 class KeepResult(NamedTuple):
     keep: int
     agreement: float
-    """Share of questions whose top results equal those of reranking everything."""
+    """Share of the rerank-everything top results that BM25's top ``keep`` holds, averaged
+    over the questions (1.0: this keep loses nothing)."""
 
 
 class TuneReport(NamedTuple):
@@ -149,8 +152,10 @@ def sweep(
     refs = [doc.ref for doc in corpus]
     total = sum(len(index.chunks(ref)) for ref in refs)
     tried = sorted({keep for keep in keeps if keep < total} | {total}) if total else []
-    agree = dict.fromkeys(tried, 0)
+    agree = dict.fromkeys(tried, 0.0)
     found = flagged = 0
+    indexed = index.documents(refs)
+    matrices = [doc.terms for doc in indexed]
     for question in sampled:
         reference = search(
             index, question.text, refs, reranker=reranker, top_k=TOP,
@@ -162,12 +167,11 @@ def sweep(
             for hit in reference.hits
         )
         flagged += reference.insufficient_evidence
+        _, ids, unknown = index.query_terms(question.text, indexed)
         for keep in tried:
-            result = search(
-                index, question.text, refs, reranker=reranker, top_k=TOP,
-                keep=keep, max_candidates=keep, rerank_timeout=rerank_timeout,
-            )  # fmt: skip
-            agree[keep] += {hit.chunk_id for hit in result.hits} == best
+            picked = shortlist(ids, matrices, keep=keep, max_candidates=keep, unknown_terms=unknown)
+            kept = {indexed[e.document].chunks[e.ordinal].id for e in picked.entries}
+            agree[keep] += len(best & kept) / len(best) if best else 1.0
     count = max(len(sampled), 1)
     results = [KeepResult(keep, agree[keep] / count) for keep in tried]
     lossless = [k.keep for k in results if k.agreement >= 1.0]

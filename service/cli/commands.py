@@ -566,7 +566,7 @@ def tune(
         f"{report.questions} questions sampled from {report.documents} document(s) "
         f"({report.passages} passages), each held out of its passage; reranker {report.reranker}."
     )
-    click.echo("keep   top-3 same as reranking everything")
+    click.echo("keep   share of the rerank-everything top 3 that the shortlist holds")
     for result in report.keeps:
         click.echo(f"{result.keep:>5}  {result.agreement:6.1%}")
     if report.smallest_keep is None:
