@@ -9,6 +9,8 @@ rankings does (as in aspect-based diversification, Santos, Macdonald & Ounis,
 "Exploiting query reformulations for web search result diversification",
 WWW 2010, reduced to two explicit aspects). Passages that speak to both sides
 count for both; passages that speak to neither keep their place after them.
+For such a query the order of the hits is the ranking; their ``score`` values
+(each passage's own) need not descend.
 """
 
 from __future__ import annotations
