@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from retrieval.chunking import CHUNKER_VERSION, DEFAULT_CHUNK_SIZE, PAGE_MARKER_RE, chunk_markdown
+from retrieval.context import CONTEXT_VERSION, bm25_text, document_context
 from retrieval.errors import DocumentNotIndexed
 from retrieval.language import CJK_LANGUAGES, SAMPLE_CHARS, detect_language
 from retrieval.noise import citation_density
@@ -93,7 +94,8 @@ class ChunkIndex:
         self._tokenizers = {self.tokenizer.language: self.tokenizer}
         self._tokenizers_lock = threading.Lock()
         config = f"{AUTO_LANGUAGE}+{self.tokenizer.config}" if self.detects_language else None
-        self._config = (CHUNKER_VERSION, chunk_size, config or self.tokenizer.config)
+        config = f"{config or self.tokenizer.config}:ctx{CONTEXT_VERSION}"
+        self._config = (CHUNKER_VERSION, chunk_size, config)
         self._entries: OrderedDict[CacheKey, IndexedDocument] = OrderedDict()
         self._nbytes = 0
         self._lock = threading.Lock()
@@ -226,7 +228,10 @@ class ChunkIndex:
         chunks = tuple(chunk_markdown(doc.id, doc.markdown, chunk_size=self.chunk_size))
         language = self.document_language(doc.markdown)
         tokenizer = self.tokenizer_for(language)
-        terms = build_term_matrix(tokenizer.documents_term_ids([c.passage for c in chunks]))
+        context = document_context(doc.name, doc.markdown)
+        terms = build_term_matrix(
+            tokenizer.documents_term_ids([bm25_text(context, c.heading, c.passage) for c in chunks])
+        )
         nbytes = (
             terms.nbytes
             + sum(
