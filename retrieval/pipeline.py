@@ -109,7 +109,7 @@ def search(
             bm25=candidates[i].bm25,
             relevance=relevance[i],
         )
-        for i in order[:top_k]
+        for i in _distinct(order, chunks)[:top_k]
     ]
     return SearchResult(
         hits=hits,
@@ -126,6 +126,19 @@ def search(
         exhaustive=picked.exhaustive,
         insufficient_evidence=insufficient_evidence([item.relevance for item in hits]),
     )
+
+
+def _distinct(order: Sequence[int], chunks: Sequence[Chunk]) -> list[int]:
+    """``order`` without repeats of a passage text already placed (another copy of the same
+    document, a template sibling): the best-ranked copy stays, and its source names the others
+    as look-alikes."""
+    seen: set[str] = set()
+    kept: list[int] = []
+    for i in order:
+        if chunks[i].key not in seen:
+            seen.add(chunks[i].key)
+            kept.append(i)
+    return kept
 
 
 def _balance(
