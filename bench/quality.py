@@ -1,4 +1,12 @@
-"""Retrieval quality on SciFact: BM25, BM25 + local rerank, BM25 + Cohere.
+"""Retrieval quality: a page-level development set over ``../shared/corpus``, then SciFact.
+
+The development set (:mod:`bench.corpus_dev`): every question over all of its
+documents at once, BM25 alone and BM25 + local; hit@1 / hit@3 count a hit of
+the right document touching one of the right pages, per kind of question; the
+verdict rows give the share of unanswerable questions flagged
+``insufficient_evidence`` and of answerable ones wrongly flagged.
+
+SciFact: BM25, BM25 + local rerank, BM25 + Cohere.
 
 Each of the 5,183 abstracts becomes one page-marked Markdown document
 (``<!-- page 1 -->``, ``# {title}``, the abstract) and goes through the real
@@ -24,7 +32,8 @@ local reranker scoring every passage of the corpus) that BM25's top ``keep``
 passages contain. BM25 + Cohere runs only when ``COHERE_API_KEY`` holds a real
 key (the test stand-in server is never used here). From the repository root::
 
-    .venv/bin/python -m bench.quality                  # 300 queries
+    .venv/bin/python -m bench.quality                  # dev set, then 300 queries
+    .venv/bin/python -m bench.quality --dev-only       # the development set only
     .venv/bin/python -m bench.quality --queries 50     # fast subsample
     .venv/bin/python -m bench.quality --vectors /tmp/scifact-minilm.npz
         # reuse passage vectors saved by an earlier run (bench-only file;
@@ -49,11 +58,13 @@ import bm25s
 import numpy as np
 import numpy.typing as npt
 
+from bench.corpus_dev import Question, load_documents, load_questions, warm_vectors
 from retrieval.index import ChunkIndex
 from retrieval.pipeline import search
 from retrieval.rerankers.base import Reranker
 from retrieval.rerankers.local import LocalReranker
-from retrieval.types import Candidate, Chunk, DocumentRef, SourceDocument
+from retrieval.rerankers.none import NoReranker
+from retrieval.types import Candidate, Chunk, DocumentRef, Hit, SourceDocument
 from tests.support.paths import SCIFACT_DIR
 
 Qrels = dict[str, dict[str, int]]
@@ -192,20 +203,126 @@ def _milliseconds(latencies: list[float]) -> str:
     return f"median {1000 * statistics.median(ordered):.0f} ms, p95 {1000 * p95:.0f} ms"
 
 
+def page_hit(result_hits: Sequence[Hit], question: Question, k: int) -> bool:
+    """Whether one of the first ``k`` hits is the right document and touches a right page."""
+    for item in result_hits[:k]:
+        first, last = item.pages
+        if item.document_id == question.document and any(
+            first <= page <= last for page in question.pages
+        ):
+            return True
+    return False
+
+
+def development_set(local: LocalReranker) -> None:
+    """Page-level hit@1 / hit@3 per kind and the verdict's flag rates on the dev set."""
+    questions = load_questions()
+    documents = load_documents()
+    index = ChunkIndex()
+    index.add(documents)
+    refs = [doc.ref for doc in documents]
+    passages = [(c.key, c.passage) for ref in refs for c in index.chunks(ref)]
+    warm_vectors(local, passages, "corpus-dev")
+    kinds = sorted({q.kind for q in questions if q.document is not None})
+    print(
+        f"## Development set: {len(questions)} questions over {len(documents)} corpus documents "
+        f"({len(passages)} passages)\n"
+    )
+    print("| system | " + " | ".join(f"{kind} (n) hit@1 / hit@3" for kind in kinds) + " | all |")
+    print("|---|" + "---|" * (len(kinds) + 1))
+    verdicts: dict[str, tuple[float, float]] = {}
+    misses: dict[str, list[str]] = {}
+    for reranker in (NoReranker(), local):
+        per_kind: dict[str, list[tuple[bool, bool]]] = {kind: [] for kind in kinds}
+        flagged_absent: list[bool] = []
+        flagged_present: list[bool] = []
+        for question in questions:
+            result = search(
+                index, question.question, refs, reranker=reranker, rerank_timeout=RERANK_TIMEOUT
+            )
+            if question.document is None:
+                flagged_absent.append(result.insufficient_evidence)
+                continue
+            flagged_present.append(result.insufficient_evidence)
+            hits = (page_hit(result.hits, question, 1), page_hit(result.hits, question, 3))
+            per_kind[question.kind].append(hits)
+            if not hits[1]:
+                misses.setdefault(reranker.name, []).append(question.question)
+        cells = []
+        for kind in kinds:
+            rows = per_kind[kind]
+            cells.append(
+                f"({len(rows)}) {statistics.fmean(h[0] for h in rows):.2f} / "
+                f"{statistics.fmean(h[1] for h in rows):.2f}"
+            )
+        every = [row for rows in per_kind.values() for row in rows]
+        cells.append(
+            f"({len(every)}) {statistics.fmean(h[0] for h in every):.2f} / "
+            f"{statistics.fmean(h[1] for h in every):.2f}"
+        )
+        name = "BM25" if reranker.name == "none" else f"BM25 + {reranker.name}"
+        print(f"| {name} | " + " | ".join(cells) + " |")
+        verdicts[name] = (statistics.fmean(flagged_absent), statistics.fmean(flagged_present))
+    print("\n| system | unanswerable flagged | answerable wrongly flagged |")
+    print("|---|---|---|")
+    for name, (absent, present) in verdicts.items():
+        print(f"| {name} | {absent:.2f} | {present:.2f} |")
+    for name, missed in misses.items():
+        print(f"\nMissed at 3 ({name}): " + "; ".join(missed))
+    print(
+        "\nTargets: page-level hit@3 >= 0.85; unanswerable flagged >= 0.80 with answerable "
+        "flagged <= 0.05.\n"
+    )
+
+
+def scifact_bm25(
+    corpus: Corpus, queries: dict[str, str], qrels: Qrels, query_ids: Sequence[str]
+) -> None:
+    """The BM25 rows only (no embeddings): the fast path, and the pipeline with no reranker."""
+    fast = {q: corpus.documents_of(corpus.top(corpus.bm25(queries[q]), 300)) for q in query_ids}
+    piped: dict[str, list[str]] = {}
+    for q in query_ids:
+        result = search(
+            corpus.index, queries[q], corpus.refs, reranker=NoReranker(),
+            top_k=100, keep=100, max_candidates=100,
+        )  # fmt: skip
+        piped[q] = list(dict.fromkeys(hit.document_id for hit in result.hits))
+    print(f"## SciFact test (BM25 only): {len(query_ids)} queries\n")
+    print("| system | nDCG@10 | recall@100 |")
+    print("|---|---|---|")
+    for name, runs in (("BM25 (fast path)", fast), ("BM25 via `search`, keep=100", piped)):
+        ndcg, recall = evaluate(runs, qrels)
+        print(f"| {name} | {ndcg:.3f} | {recall:.3f} |")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="SciFact retrieval quality")
     parser.add_argument("--queries", type=int, default=0, help="first N test queries (0 = all)")
+    parser.add_argument(
+        "--dev-only", action="store_true", help="only the development set over ../shared/corpus"
+    )
+    parser.add_argument("--skip-dev", action="store_true", help="only SciFact")
+    parser.add_argument(
+        "--bm25-only", action="store_true", help="SciFact BM25 rows only (no embeddings)"
+    )
     parser.add_argument("--vectors", type=Path, help="bench-only passage vector file (npz)")
     parser.add_argument(
         "--pipeline-queries", type=int, default=0, help="queries run through `search` (0 = all)"
     )
     args = parser.parse_args(argv)
 
+    local = LocalReranker()
+    if not args.skip_dev:
+        development_set(local)
+    if args.dev_only:
+        return
     corpus = Corpus(load_corpus())
     queries = load_queries()
     qrels = load_qrels("test")
     query_ids = [q for q in qrels if q in queries][: args.queries or None]
-    local = LocalReranker()
+    if args.bm25_only:
+        scifact_bm25(corpus, queries, qrels, query_ids)
+        return
     warm_note = warm_local(local, corpus, args.vectors)
 
     bm25_runs: dict[str, list[str]] = {}

@@ -32,6 +32,7 @@ __all__ = [
     "neutralise_page_markers",
     "page_marker",
     "slice_pages",
+    "without_page_markers",
 ]
 
 _MARKER = re.compile(r"[ \t]*<!--[ \t]*page[ \t]+(\d+)[ \t]*-->[ \t]*")
@@ -88,6 +89,17 @@ def neutralise_page_markers(text: str) -> str:
         match = _MARKER.fullmatch(content) if "<!--" in content else None
         parts.append(f"<!-- (page {match[1]}) -->{line[len(content) :]}" if match else line)
     return "".join(parts)
+
+
+def without_page_markers(markdown: str) -> str:
+    """The text with its page-marker lines removed (for reading it as prose)."""
+    if "<!--" not in markdown:
+        return markdown
+    return "".join(
+        line
+        for _, line, content in _lines(markdown)
+        if not ("<!--" in content and _MARKER.fullmatch(content))
+    )
 
 
 def slice_pages(markdown: str, first: int, last: int) -> str:

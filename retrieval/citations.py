@@ -13,6 +13,7 @@ def hit(
     *,
     score: float,
     bm25: float,
+    relevance: float,
     matched_words: tuple[str, ...] = (),
 ) -> Hit:
     """A chunk as a search hit, named by its document and pages."""
@@ -25,6 +26,7 @@ def hit(
         text=chunk.text,
         score=score,
         bm25=bm25,
+        relevance=relevance,
         matched_words=matched_words,
     )
 

@@ -14,17 +14,23 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from extract.page_markers import without_page_markers
 from retrieval.chunking import CHUNKER_VERSION, DEFAULT_CHUNK_SIZE, chunk_markdown
+from retrieval.context import CONTEXT_VERSION, bm25_text, document_context
 from retrieval.errors import DocumentNotIndexed
+from retrieval.language import CJK_LANGUAGES, SAMPLE_CHARS, detect_language
+from retrieval.noise import citation_density
 from retrieval.shortlist import TermMatrix, build_term_matrix
-from retrieval.tokenize import DEFAULT_LANGUAGE, Tokenizer
+from retrieval.tokenize import DEFAULT_LANGUAGE, STEMMED_LANGUAGES, Tokenizer
 from retrieval.types import Chunk, DocumentRef, SourceDocument
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+AUTO_LANGUAGE = "auto"
+"""The ``language`` that detects each document's language."""
 _CHUNK_OVERHEAD_BYTES = 400
 """The tuple, ints, page tuple and key string of one :class:`Chunk`, roughly."""
 
@@ -40,6 +46,24 @@ class IndexedDocument(NamedTuple):
     terms: TermMatrix
     nbytes: int
     """Estimated memory footprint."""
+    language: str = DEFAULT_LANGUAGE
+    """The Snowball language its passages were stemmed with."""
+    reference_density: tuple[float, ...] = ()
+    """Per chunk, how much it reads like a reference list
+    (:func:`retrieval.noise.citation_density`)."""
+    keys: frozenset[str] = frozenset()
+    """Its chunks' passage keys, to find look-alike documents."""
+
+
+class QueryTerms(NamedTuple):
+    """A query as the shortlist reads it, over documents of one or more languages."""
+
+    terms: list[str]
+    """Its terms under the first language's tokenizer (empty: only stopwords)."""
+    ids: list[int]
+    """Ids of the terms some passage has, repeats kept, merged over the languages."""
+    unknown: int
+    """Distinct terms no passage has (fewest over the languages)."""
 
 
 class ChunkIndex:
@@ -49,20 +73,74 @@ class ChunkIndex:
         self,
         *,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
-        language: str = DEFAULT_LANGUAGE,
+        language: str = AUTO_LANGUAGE,
         max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
+        """
+        Args:
+            language: ``"auto"`` detects each document's language
+                (:func:`retrieval.language.detect_language`) and stems it with that
+                language's Snowball stemmer, English when undecided, CJK or without a
+                stemmer; a Snowball name stems every document with that one.
+        """
         if chunk_size < 1 or max_bytes < 0:
             raise ValueError(
                 f"need chunk_size >= 1 and max_bytes >= 0, got {chunk_size}, {max_bytes}"
             )
         self.chunk_size = chunk_size
         self.max_bytes = max_bytes
-        self.tokenizer = Tokenizer(language)
-        self._config = (CHUNKER_VERSION, chunk_size, self.tokenizer.config)
+        self.detects_language = language.strip().lower() == AUTO_LANGUAGE
+        self.tokenizer = Tokenizer(DEFAULT_LANGUAGE if self.detects_language else language)
+        """The tokenizer of the default language (and of every document unless ``"auto"``)."""
+        self._tokenizers = {self.tokenizer.language: self.tokenizer}
+        self._tokenizers_lock = threading.Lock()
+        config = f"{AUTO_LANGUAGE}+{self.tokenizer.config}" if self.detects_language else None
+        config = f"{config or self.tokenizer.config}:ctx{CONTEXT_VERSION}"
+        self._config = (CHUNKER_VERSION, chunk_size, config)
         self._entries: OrderedDict[CacheKey, IndexedDocument] = OrderedDict()
         self._nbytes = 0
         self._lock = threading.Lock()
+
+    def tokenizer_for(self, language: str) -> Tokenizer:
+        """The tokenizer of ``language``, numbering terms with the default one."""
+        with self._tokenizers_lock:
+            found = self._tokenizers.get(language)
+            if found is None:
+                found = Tokenizer(language, share_ids_with=self.tokenizer)
+                self._tokenizers[language] = found
+            return found
+
+    def document_language(self, markdown: str) -> str:
+        """The language a document's passages are stemmed with."""
+        if not self.detects_language:
+            return self.tokenizer.language
+        detected = detect_language(without_page_markers(markdown[: 2 * SAMPLE_CHARS]))
+        if detected is None or detected in CJK_LANGUAGES or detected not in STEMMED_LANGUAGES:
+            return self.tokenizer.language
+        return detected
+
+    def query_terms(self, query: str, documents: Sequence[IndexedDocument]) -> QueryTerms:
+        """The query's terms under the tokenizer of every language among ``documents``.
+
+        A word stemmed differently by two languages contributes each form once, so
+        each document matches it in its own language; a form both give is counted
+        once, as often as the most repeating language has it.
+        """
+        languages = list(dict.fromkeys(doc.language for doc in documents))
+        tokenizers = [self.tokenizer_for(language) for language in languages] or [self.tokenizer]
+        first: list[str] = []
+        weights: Counter[int] = Counter()
+        unknown: int | None = None
+        for number, tokenizer in enumerate(tokenizers):
+            terms = tokenizer.query_terms(query)
+            if number == 0:
+                first = terms
+            looked_up = {term: tokenizer.term_id(term) for term in terms}
+            ids = Counter(i for i in map(looked_up.__getitem__, terms) if i is not None)
+            weights |= ids  # per id, the larger count
+            missing = sum(1 for term_id in looked_up.values() if term_id is None)
+            unknown = missing if unknown is None else min(unknown, missing)
+        return QueryTerms(first, list(weights.elements()), unknown or 0)
 
     def key(self, ref: DocumentRef | SourceDocument) -> CacheKey:
         return (ref.id, ref.content_hash, *self._config)
@@ -149,7 +227,12 @@ class ChunkIndex:
 
     def _build(self, doc: SourceDocument) -> IndexedDocument:
         chunks = tuple(chunk_markdown(doc.id, doc.markdown, chunk_size=self.chunk_size))
-        terms = build_term_matrix(self.tokenizer.documents_term_ids([c.passage for c in chunks]))
+        language = self.document_language(doc.markdown)
+        tokenizer = self.tokenizer_for(language)
+        context = document_context(doc.name, doc.markdown)
+        terms = build_term_matrix(
+            tokenizer.documents_term_ids([bm25_text(context, c.heading, c.passage) for c in chunks])
+        )
         nbytes = (
             terms.nbytes
             + sum(
@@ -158,7 +241,10 @@ class ChunkIndex:
             )
             + _CHUNK_OVERHEAD_BYTES * len(chunks)
         )
-        return IndexedDocument(doc.ref, chunks, terms, nbytes)
+        density = tuple(citation_density(chunk.text, chunk.heading) for chunk in chunks)
+        keys = frozenset(chunk.key for chunk in chunks)
+        nbytes += 64 * len(keys)  # the set's slots (the strings are the chunks')
+        return IndexedDocument(doc.ref, chunks, terms, nbytes, language, density, keys)
 
     def _evict(self) -> None:
         """Drop least recently used entries until within ``max_bytes`` (lock held)."""

@@ -8,21 +8,32 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from retrieval.citations import hit, sources
+from retrieval.comparison import balance_sides, comparison_sides
 from retrieval.errors import EmptyQuery, InvalidSearchParameter, QueryTooLong
 from retrieval.highlights import matched_words
-from retrieval.shortlist import DEFAULT_KEEP, DEFAULT_MAX_CANDIDATES, shortlist
+from retrieval.noise import demotion, look_alikes
+from retrieval.relevance import clamp, insufficient_evidence, lexical_relevance
+from retrieval.shortlist import (
+    DEFAULT_KEEP,
+    DEFAULT_MAX_CANDIDATES,
+    TermMatrix,
+    shortlist,
+    term_coverage,
+)
 from retrieval.types import (
     Candidate,
+    Chunk,
     DocumentRef,
     Hit,
     RerankResult,
     SearchResult,
     Shortlist,
+    Source,
     SourceDocument,
 )
 
 if TYPE_CHECKING:
-    from retrieval.index import ChunkIndex
+    from retrieval.index import ChunkIndex, IndexedDocument
     from retrieval.rerankers.base import Reranker
 
 MAX_QUERY_CHARS = 2000
@@ -68,14 +79,14 @@ def search(
     if not rerank_timeout > 0:
         raise InvalidSearchParameter("rerank_timeout", rerank_timeout, "must be above 0 seconds")
     indexed = index.documents(refs, add=documents)
-    query_terms = index.tokenizer.query_terms(query)
-    term_ids = [i for i in map(index.tokenizer.term_id, query_terms) if i is not None]
+    query_terms, term_ids, unknown_terms = index.query_terms(query, indexed)
+    matrices = [doc.terms for doc in indexed]
     picked = shortlist(
-        term_ids, [doc.terms for doc in indexed], keep=keep, max_candidates=max_candidates
+        term_ids, matrices, keep=keep, max_candidates=max_candidates, unknown_terms=unknown_terms
     )
     chunks = [indexed[entry.document].chunks[entry.ordinal] for entry in picked.entries]
     candidates = [
-        Candidate(chunk.key, chunk.passage, entry.bm25)
+        Candidate(chunk.key, chunk.passage, entry.bm25, entry.coverage)
         for chunk, entry in zip(chunks, picked.entries, strict=True)
     ]
     reranked = _rerank(reranker, query, candidates, time.monotonic() + rerank_timeout)
@@ -83,19 +94,28 @@ def search(
     if not (reranked.reranked and not warnings):
         # In BM25 order a passage sharing no query term is filler, not an answer.
         order = [i for i in order if candidates[i].bm25 > 0]
+    relevance = _relevance(reranked, candidates)
+    densities = [
+        indexed[entry.document].reference_density[entry.ordinal] for entry in picked.entries
+    ]
+    order, scores, relevance = _demote_references(order, scores, relevance, densities)
+    sides = comparison_sides(query)
+    if sides is not None and candidates:
+        order = _balance(index, indexed, matrices, picked, order, sides)
     hits: list[Hit] = [
         hit(
             chunks[i],
             indexed[picked.entries[i].document].ref,
             score=scores[i],
             bm25=candidates[i].bm25,
-            matched_words=matched_words(index.tokenizer, chunks[i].text, query_terms),
+            relevance=relevance[i],
+            matched_words=_marked(index, indexed[picked.entries[i].document], query, chunks[i]),
         )
-        for i in order[:top_k]
+        for i in _distinct(order, chunks)[:top_k]
     ]
     return SearchResult(
         hits=hits,
-        sources=sources(hits),
+        sources=_with_look_alikes(sources(hits), indexed, picked, chunks),
         reranker=reranker.name,
         reranked=reranked.reranked and not warnings,
         warnings=(
@@ -107,7 +127,98 @@ def search(
         unscored=len(reranked.unscored),
         exhaustive=picked.exhaustive,
         no_term_matched=picked.no_term_matched,
+        insufficient_evidence=insufficient_evidence([item.relevance for item in hits]),
     )
+
+
+def _marked(
+    index: ChunkIndex, document: IndexedDocument, query: str, chunk: Chunk
+) -> tuple[str, ...]:
+    """The words of a hit a reader should see marked, in its document's own language."""
+    tokenizer = index.tokenizer_for(document.language)
+    return matched_words(tokenizer, chunk.text, tokenizer.query_terms(query))
+
+
+def _distinct(order: Sequence[int], chunks: Sequence[Chunk]) -> list[int]:
+    """``order`` without repeats of a passage text already placed (another copy of the same
+    document, a template sibling): the best-ranked copy stays, and its source names the others
+    as look-alikes."""
+    seen: set[str] = set()
+    kept: list[int] = []
+    for i in order:
+        if chunks[i].key not in seen:
+            seen.add(chunks[i].key)
+            kept.append(i)
+    return kept
+
+
+def _balance(
+    index: ChunkIndex,
+    indexed: Sequence[IndexedDocument],
+    matrices: Sequence[TermMatrix],
+    picked: Shortlist,
+    order: list[int],
+    sides: tuple[str, str],
+) -> list[int]:
+    """A comparison's ranking with its two sides taking turns
+    (:func:`retrieval.comparison.balance_sides`)."""
+    offsets = [0]
+    for matrix in matrices:
+        offsets.append(offsets[-1] + matrix.chunk_count)
+    positions = [offsets[entry.document] + entry.ordinal for entry in picked.entries]
+    coverage = []
+    for side in sides:
+        _, ids, unknown = index.query_terms(side, indexed)
+        side_coverage = term_coverage(ids, matrices, unknown_terms=unknown)
+        coverage.append([float(side_coverage[position]) for position in positions])
+    return balance_sides(order, coverage[0], coverage[1])
+
+
+def _with_look_alikes(
+    cited: list[Source],
+    indexed: Sequence[IndexedDocument],
+    picked: Shortlist,
+    chunks: Sequence[Chunk],
+) -> list[Source]:
+    """The sources, each naming the searched documents that share most of its passages."""
+    if len(indexed) < 2 or not cited:
+        return cited
+    candidate_keys: dict[str, set[str]] = {}
+    for entry, chunk in zip(picked.entries, chunks, strict=True):
+        candidate_keys.setdefault(indexed[entry.document].ref.id, set()).add(chunk.key)
+    refs = {doc.ref.id: doc.ref for doc in indexed}
+    found = look_alikes(
+        [source.id for source in cited], candidate_keys, {doc.ref.id: doc.keys for doc in indexed}
+    )
+    return [
+        source._replace(look_alikes=tuple(refs[other] for other in found[source.id]))
+        if source.id in found
+        else source
+        for source in cited
+    ]
+
+
+def _demote_references(
+    order: list[int], scores: list[float], relevance: list[float], densities: Sequence[float]
+) -> tuple[list[int], list[float], list[float]]:
+    """Scores and relevance lowered in proportion to each passage's citation density
+    (:func:`retrieval.noise.citation_density`), and the order re-sorted to match."""
+    if not any(densities):
+        return order, scores, relevance
+    factors = [demotion(density) for density in densities]
+    scores = [score - (1.0 - f) * abs(score) for score, f in zip(scores, factors, strict=True)]
+    relevance = [value * f for value, f in zip(relevance, factors, strict=True)]
+    keys = [-math.inf if math.isnan(score) else score for score in scores]
+    position = {index: rank for rank, index in enumerate(order)}
+    return sorted(order, key=lambda i: (-keys[i], position[i])), scores, relevance
+
+
+def _relevance(result: RerankResult, candidates: Sequence[Candidate]) -> list[float]:
+    """Each candidate's absolute relevance: the reranker's own when it gave one per
+    candidate, else the lexical estimate from query-term coverage."""
+    if len(result.relevance) == len(candidates):
+        return [clamp(value) for value in result.relevance]
+    return [lexical_relevance(candidate.coverage) for candidate in candidates]
 
 
 def _rerank(

@@ -115,11 +115,42 @@ def bm25_scores(
     The statistics (chunk count, document frequency, average length) are those
     of exactly these documents' chunks. Only the query terms' postings are read.
     """
+    return _scores(query_term_ids, documents, k1=k1, b=b)[0]
+
+
+def term_coverage(
+    query_term_ids: Sequence[int], documents: Sequence[TermMatrix], *, unknown_terms: int = 0
+) -> FloatArray:
+    """Per chunk, the IDF-weighted share of the query's distinct terms it contains, in [0, 1].
+
+    ``sum(idf(t) for t in q if t in chunk) / sum(idf(t) for t in q)`` over the
+    distinct query terms: coordination-level matching (Salton & McGill,
+    *Introduction to Modern Information Retrieval*, 1983, ch. 3) weighted by
+    Lucene's idf over exactly ``documents``' chunks. ``unknown_terms`` counts
+    distinct query terms no passage anywhere has; they, like ids absent from
+    these documents, weigh the most (df = 0), so a query whose rarest words
+    occur nowhere covers little of itself anywhere. Unlike BM25 the value does
+    not grow with the query's length, so it means the same for every query.
+    """
+    return _scores(query_term_ids, documents, unknown_terms=unknown_terms)[1]
+
+
+def _scores(
+    query_term_ids: Sequence[int],
+    documents: Sequence[TermMatrix],
+    *,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
+    unknown_terms: int = 0,
+) -> tuple[FloatArray, FloatArray]:
+    """BM25 and term coverage of every chunk, from one pass over the query terms' postings."""
     offsets = _offsets(documents)
     total = offsets[-1]
     scores = np.zeros(total, dtype=np.float64)
+    covered = np.zeros(total, dtype=np.float64)
     if total == 0:
-        return scores
+        return scores, covered
+    whole = unknown_terms * lucene_idf(0, total)
     weights = Counter(query_term_ids)
     found: dict[int, tuple[list[npt.NDArray[np.int32]], list[int], list[int]]] = {
         term: ([], [], []) for term in weights
@@ -137,15 +168,20 @@ def bm25_scores(
     average_length = float(lengths.mean())
     for term, (blocks, starts, sizes) in found.items():
         if not blocks:
+            whole += lucene_idf(0, total)
             continue
         postings = np.concatenate(blocks, axis=1)
         chunks = postings[0].astype(np.int64) + np.repeat(starts, sizes)
         tf = postings[1].astype(np.float64)
         idf = lucene_idf(len(chunks), total)
+        whole += idf
+        covered[chunks] += idf
         scores[chunks] += (
             weights[term] * idf * lucene_tfc(tf, lengths[chunks], average_length, k1=k1, b=b)
         )
-    return scores
+    if whole > 0:
+        covered /= whole
+    return scores, covered
 
 
 def shortlist(
@@ -156,8 +192,11 @@ def shortlist(
     max_candidates: int = DEFAULT_MAX_CANDIDATES,
     k1: float = DEFAULT_K1,
     b: float = DEFAULT_B,
+    unknown_terms: int = 0,
 ) -> Shortlist:
-    """The best ``min(keep, max_candidates)`` chunks by BM25, best first.
+    """The best ``min(keep, max_candidates)`` chunks by BM25, best first, with their coverage.
+
+    Each entry carries its :func:`term_coverage` (``unknown_terms`` as there).
 
     Chunks no query term occurs in are left out, except when BM25 cannot
     discriminate: with no more chunks than ``keep`` every chunk is returned
@@ -166,7 +205,7 @@ def shortlist(
     (``no_term_matched``). Ties keep document, then chunk, order.
     """
     offsets = _offsets(documents)
-    scores = bm25_scores(query_term_ids, documents, k1=k1, b=b)
+    scores, coverage = _scores(query_term_ids, documents, k1=k1, b=b, unknown_terms=unknown_terms)
     total = len(scores)
     limit = min(keep, max_candidates)
     matched = np.flatnonzero(scores > 0)
@@ -178,7 +217,12 @@ def shortlist(
         chosen = _best_first(_top(matched, scores, limit), scores)
     documents_of = np.searchsorted(offsets, chosen, side="right") - 1
     entries = [
-        ShortlistEntry(document, position - offsets[document], float(scores[position]))
+        ShortlistEntry(
+            document,
+            position - offsets[document],
+            float(scores[position]),
+            float(coverage[position]),
+        )
         for document, position in zip(documents_of.tolist(), chosen.tolist(), strict=True)
     ]
     return Shortlist(

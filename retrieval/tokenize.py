@@ -4,8 +4,9 @@ Steps: NFKC, casefold, then split into words (runs of letters, digits and
 combining marks) and CJK runs.
 
 * A word loses the combining marks of Latin letters (``"Café"`` → ``"cafe"``;
-  Devanagari or Arabic vowel signs are kept), is dropped if it is a stopword
-  of the language, then is Snowball-stemmed with PyStemmer.
+  Devanagari or Arabic vowel signs are kept), in English has its British
+  endings folded to American ones (:func:`fold_spelling`), is dropped if it
+  is a stopword of the language, then is Snowball-stemmed with PyStemmer.
 * A run of Han, Hiragana, Katakana or Hangul characters becomes overlapping
   character bigrams (``"机器学习"`` → ``机器 器学 学习``); a one-character run
   is kept as a unigram. Passages also index every CJK character as a unigram,
@@ -31,8 +32,10 @@ from collections.abc import Iterable, Sequence
 import bm25s.stopwords
 import Stemmer
 
-TOKENIZER_VERSION = 1
+TOKENIZER_VERSION = 3
 DEFAULT_LANGUAGE = "english"
+STEMMED_LANGUAGES = frozenset(Stemmer.algorithms())
+"""Languages PyStemmer has a Snowball stemmer for."""
 
 _CJK = (
     "\u1100-\u11ff\u3005\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
@@ -70,6 +73,10 @@ large character class (most passages are ASCII)."""
 _MIXED_RE = re.compile(rf"[{_CJK}]+|(?:[^\W{_CJK}]|[{_MARKS}])+")
 """Words and CJK runs, for text that has CJK characters."""
 _CJK_RE = re.compile(rf"[{_CJK}]")
+_HAN_KANA = "\u3005\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HAN_KANA_GAP_RE = re.compile(rf"(?<=[{_HAN_KANA}])(?:\s|<br\s*/?>)+(?=[{_HAN_KANA}])")
+"""Line breaks, spaces and ``<br>`` between Han or kana characters (not Hangul:
+Korean separates words with spaces)."""
 _MEMO_LIMIT = 500_000
 """Distinct words remembered per tokenizer before the memo starts afresh."""
 
@@ -107,6 +114,31 @@ def fold_accents(word: str) -> str:
     return unicodedata.normalize("NFC", "".join(kept))
 
 
+_SPELLING_FOLDED = frozenset({"english", "porter"})
+"""Languages whose British and American spellings :func:`fold_spelling` merges."""
+_SPELLING_RE = re.compile(r"(?:(?<=\w{3})(is|ys)(e|ed|es|ing|ation|ations)|(?<=\w{3})(our)(s?))$")
+
+
+def fold_spelling(word: str) -> str:
+    """British to American endings: ``-ise``/``-yse`` → ``-ize``/``-yze``, ``-our`` → ``-or``.
+
+    ``organise``, ``organised``, ``organisation`` → ``organize``…; ``analyse`` →
+    ``analyze``; ``colour``, ``behaviours`` → ``color``, ``behaviors``. Only
+    words of six letters or more change (``rise``, ``four`` and ``your`` stay),
+    and the same folding applies to passages and queries, so a word that folds
+    needlessly (``promise`` → ``promize``) still matches itself.
+    """
+    if len(word) < 6 or not word.isascii():
+        return word
+    return _SPELLING_RE.sub(_american, word)
+
+
+def _american(match: re.Match[str]) -> str:
+    if match.group(1):
+        return f"{match.group(1)[0]}z{match.group(2)}"
+    return f"or{match.group(4)}"
+
+
 def _is_latin(char: str) -> bool:
     return char.isascii() or "\u00c0" <= char <= "\u024f" or "\u1e00" <= char <= "\u1eff"
 
@@ -127,22 +159,36 @@ class Tokenizer:
     together. It only grows, by about 100 bytes per distinct term.
     """
 
-    def __init__(self, language: str = DEFAULT_LANGUAGE) -> None:
+    def __init__(
+        self, language: str = DEFAULT_LANGUAGE, *, share_ids_with: Tokenizer | None = None
+    ) -> None:
+        """
+        Args:
+            language: Snowball name of the stemmer and stopword list.
+            share_ids_with: Another tokenizer whose term numbering this one joins, so
+                passages of several languages can be searched together.
+        """
         self.language = language.strip().lower()
         self.stems = self.language in Stemmer.algorithms()
         self._stemmer = Stemmer.Stemmer(self.language) if self.stems else None
         self._lock = threading.Lock()
-        """Guards the stemmer (PyStemmer objects are not thread-safe) and new term ids."""
+        """Guards the stemmer: PyStemmer objects are not thread-safe."""
         self.stopwords = frozenset(
             fold_accents(unicodedata.normalize("NFKC", word).casefold())
             for word in _STOPWORDS.get(self.language, ())
         )
+        self.folds_spelling = self.language in _SPELLING_FOLDED
         stemming = "stem" if self.stems else "nostem"
         stopwords = "stop" if self.stopwords else "nostop"
-        self.config = f"tok{TOKENIZER_VERSION}:{self.language}:{stemming}:{stopwords}"
+        spelling = ":fold" if self.folds_spelling else ""
+        self.config = f"tok{TOKENIZER_VERSION}:{self.language}:{stemming}:{stopwords}{spelling}"
         """Everything that changes the terms: part of cache keys."""
         self._ids: dict[str, int] = {}
-        """term -> id (from 1)."""
+        """term -> id (from 1); shared with ``share_ids_with``."""
+        self._ids_lock: threading.Lock = threading.Lock()
+        """Guards numbering new terms."""
+        if share_ids_with is not None:
+            self._ids, self._ids_lock = share_ids_with._ids, share_ids_with._ids_lock
         self._memo: dict[str, int] = {}
         """word -> term id; 0 for a stopword. CJK runs are not remembered."""
 
@@ -210,6 +256,8 @@ class Tokenizer:
     def _terms_of(self, words: list[str]) -> list[str]:
         """Fold, drop stopwords (as ``""``) and stem non-CJK words."""
         folded = [fold_accents(word) for word in words]
+        if self.folds_spelling:
+            folded = [fold_spelling(word) for word in folded]
         kept = [word for word in folded if word not in self.stopwords]
         if self._stemmer is not None:
             with self._lock:
@@ -227,7 +275,7 @@ class Tokenizer:
         """Ids of terms, numbering new ones; ``""`` (a stopword) is 0."""
         ids = self._ids
         if not ids.keys() >= set(terms) - {""}:
-            with self._lock:
+            with self._ids_lock:
                 new = [term for term in dict.fromkeys(terms) if term and term not in ids]
                 ids.update(zip(new, range(len(ids) + 1, len(ids) + 1 + len(new)), strict=True))
         return [ids.get(term, 0) for term in terms]
@@ -243,9 +291,18 @@ def _words(text: str, has_cjk: bool) -> list[str]:
 
 
 def _normalise(text: str) -> tuple[str, bool]:
-    """NFKC and casefolded text, and whether it has CJK characters."""
+    """NFKC and casefolded text, and whether it has CJK characters.
+
+    Chinese and Japanese do not put spaces between words, so whitespace and
+    ``<br>`` between two Han or kana characters are dropped: vertical text
+    comes out of PDFs one character per line (or per table-cell line), and
+    its bigrams would otherwise never form.
+    """
     text = unicodedata.normalize("NFKC", text).casefold()
-    return text, not text.isascii() and _CJK_RE.search(text) is not None
+    has_cjk = not text.isascii() and _CJK_RE.search(text) is not None
+    if has_cjk:
+        text = _HAN_KANA_GAP_RE.sub("", text)
+    return text, has_cjk
 
 
 def words_of(text: str) -> list[str]:

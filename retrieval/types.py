@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from retrieval.relevance import RelevanceLabel, relevance_label
+
 
 class Candidate(NamedTuple):
     """One shortlisted passage as a reranker sees it."""
@@ -20,6 +22,9 @@ class Candidate(NamedTuple):
     """The passage as the reranker should read it (heading breadcrumb, then body)."""
     bm25: float
     """The passage's BM25 score for the query."""
+    coverage: float = 0.0
+    """IDF-weighted share of the query's distinct terms the passage contains, in [0, 1]
+    (:func:`retrieval.shortlist.term_coverage`): comparable across queries, unlike ``bm25``."""
 
 
 class RerankResult(NamedTuple):
@@ -33,6 +38,10 @@ class RerankResult(NamedTuple):
     """Indices of candidates the model did not score (deadline passed, cold cache)."""
     warnings: tuple[str, ...] = ()
     """Human-readable notes naming what went wrong, e.g. ``"cohere: HTTP 429, gave up after 2 retries"``."""
+    relevance: tuple[float, ...] = ()
+    """Absolute relevance per candidate in [0, 1], meaning the same for every query
+    (:mod:`retrieval.relevance`); empty when the reranker has none of its own, and the
+    pipeline then uses the lexical estimate."""
 
 
 class Chunk(NamedTuple):
@@ -96,6 +105,9 @@ class ShortlistEntry(NamedTuple):
     ordinal: int
     """The chunk's ordinal within that document."""
     bm25: float
+    coverage: float = 0.0
+    """IDF-weighted share of the query's distinct terms the chunk contains
+    (:func:`retrieval.shortlist.term_coverage`)."""
 
 
 class Shortlist(NamedTuple):
@@ -121,10 +133,19 @@ class Hit(NamedTuple):
     heading: str
     text: str
     score: float
-    """The reranker's score when it reranked, else the BM25 score."""
+    """The reranker's score when it reranked, else the BM25 score: for ordering only."""
     bm25: float
+    relevance: float = 0.0
+    """How well the passage answers the query, in [0, 1], the same scale for every query
+    (:mod:`retrieval.relevance`); below :data:`~retrieval.relevance.EVIDENCE_FLOOR` it is
+    not evidence."""
     matched_words: tuple[str, ...] = ()
     """Words of ``text`` (casefolded) that match a query term: what a reader sees marked."""
+
+    @property
+    def relevance_label(self) -> RelevanceLabel:
+        """``"high"``, ``"medium"`` or ``"low"``: :attr:`relevance` in words."""
+        return relevance_label(self.relevance)
 
 
 class Source(NamedTuple):
@@ -136,6 +157,9 @@ class Source(NamedTuple):
     """The lowest page any hit of this document cites."""
     pages: tuple[int, ...]
     """Every page a hit of this document starts on, ascending."""
+    look_alikes: tuple[DocumentRef, ...] = ()
+    """Other searched documents that share most of this one's passages (another version, a
+    template sibling): :func:`retrieval.noise.look_alikes`."""
 
 
 class SearchResult(NamedTuple):
@@ -155,6 +179,10 @@ class SearchResult(NamedTuple):
     """True when every passage of the searched documents was a candidate."""
     no_term_matched: bool = False
     """True when no query word occurs in any searched passage (hits are then document order)."""
+    insufficient_evidence: bool = True
+    """True when no hit's relevance reaches :data:`~retrieval.relevance.EVIDENCE_FLOOR`:
+    the documents do not appear to answer the query, and the hits are only the closest
+    passages. Always true without hits."""
 
     def to_dict(self) -> dict[str, object]:
         """The REST/MCP shape: plain JSON-ready values."""
@@ -166,15 +194,21 @@ class SearchResult(NamedTuple):
                     "heading": hit.heading,
                     "text": hit.text,
                     "score": hit.score,
+                    "relevance": hit.relevance,
+                    "relevance_label": hit.relevance_label,
                 }
                 for hit in self.hits
             ],
+            "insufficient_evidence": self.insufficient_evidence,
             "sources": [
                 {
                     "id": source.id,
                     "name": source.name,
                     "first_page": source.first_page,
                     "pages": list(source.pages),
+                    "look_alikes": [
+                        {"id": other.id, "name": other.name} for other in source.look_alikes
+                    ],
                 }
                 for source in self.sources
             ],

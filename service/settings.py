@@ -174,8 +174,8 @@ class SearchSettings(BaseModel):
 
     chunk_size: int = Field(default=1200, ge=200)
     """Character budget of one chunk."""
-    language: str = "english"
-    """Snowball stemmer and stopword language for BM25."""
+    language: str = "auto"
+    """`auto` detects each document's language and stems it with that language's Snowball stemmer (English when undecided; CJK text is always bigrams); a Snowball name such as `english` stems every document with it."""
     shortlist_keep: int = Field(default=100, ge=1)
     """Chunks BM25 keeps for the reranker."""
     max_candidates: int = Field(default=200, ge=1)

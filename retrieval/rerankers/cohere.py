@@ -137,7 +137,8 @@ class CohereReranker:
             outcome = self._attempt(query, documents, attempt_timeout)
             if not isinstance(outcome, _Failure):
                 self.breaker.record_success()
-                return RerankResult(scores=outcome, reranked=True)
+                # Cohere's relevance scores are already absolute, in [0, 1].
+                return RerankResult(scores=outcome, reranked=True, relevance=tuple(outcome))
             if not outcome.retryable or retries >= self.max_retries:
                 return self._give_up(candidates, outcome.cause, retries)
             delay = self._backoff(retries, outcome.retry_after)

@@ -34,6 +34,10 @@ ready and at start-up. A cold query still answers: passages are embedded in
 BM25 order in small batches while the clock allows; the rest are returned as
 ``unscored``, and their fused score is the BM25 part alone (the cosine part is
 0 for them), with the warning ``"local: N of M candidates not scored before the deadline"``.
+
+Besides the fused score, which orders candidates, each candidate gets an
+absolute relevance (:mod:`retrieval.relevance`) from its raw cosine and its
+query-term coverage, or from its coverage alone when it was not embedded.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
+from retrieval.relevance import lexical_relevance, local_relevance
 from retrieval.rerankers.embedder import MiniLMEmbedder
 from retrieval.rerankers.fallback import bm25_order
 from retrieval.rerankers.fusion import linear_fusion
@@ -175,13 +180,25 @@ class LocalReranker:
         scores = linear_fusion(
             [candidate.bm25 for candidate in candidates], cosine, bm25_weight=self.bm25_weight
         )
+        relevance = tuple(
+            lexical_relevance(candidate.coverage)
+            if value is None
+            else local_relevance(value, candidate.coverage)
+            for candidate, value in zip(candidates, cosine, strict=True)
+        )
         warnings: tuple[str, ...] = ()
         if unscored:
             warnings = (
                 f"local: {len(unscored)} of {len(candidates)} candidates "
                 "not scored before the deadline",
             )
-        return RerankResult(scores=scores, reranked=True, unscored=unscored, warnings=warnings)
+        return RerankResult(
+            scores=scores,
+            reranked=True,
+            unscored=unscored,
+            warnings=warnings,
+            relevance=relevance,
+        )
 
     def _passage_vectors(
         self, embedder: MiniLMEmbedder, candidates: Sequence[Candidate], deadline: float

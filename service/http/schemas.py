@@ -9,6 +9,7 @@ from uuid import UUID
 import msgspec
 
 from retrieval import SearchResult
+from retrieval.relevance import RelevanceLabel
 from retrieval.rerankers import RerankerKind
 from service.records import Document as DocumentRecord
 from service.records import Project as ProjectRecord
@@ -195,8 +196,26 @@ class SearchHit(Struct):
     pages: list[int]
     heading: str
     text: str
-    score: float
+    score: Annotated[
+        float,
+        msgspec.Meta(description="Orders this query's results; not comparable across queries."),
+    ]
     chunk_id: str
+    relevance: Annotated[
+        float,
+        msgspec.Meta(
+            ge=0.0,
+            le=1.0,
+            description=(
+                "How well the passage answers the query, on the same 0-1 scale for every "
+                "query; below the evidence floor it is not evidence."
+            ),
+        ),
+    ]
+    relevance_label: Annotated[
+        RelevanceLabel,
+        msgspec.Meta(description="The relevance in words; 'low' is below the evidence floor."),
+    ]
     matched_words: list[str]
     """Words of ``text`` (casefolded) that match a query term, as BM25 matched them: the
     words to mark when showing the passage."""
@@ -206,6 +225,15 @@ class SearchSource(Struct):
     document: DocumentName
     first_page: int
     pages: list[int]
+    look_alikes: Annotated[
+        list[DocumentName],
+        msgspec.Meta(
+            description=(
+                "Other searched documents sharing most of this one's passages (another "
+                "version, a template sibling)."
+            )
+        ),
+    ]
 
 
 class SearchResponse(Struct):
@@ -216,6 +244,15 @@ class SearchResponse(Struct):
     warnings: list[str]
     candidates: int
     exhaustive: bool
+    insufficient_evidence: Annotated[
+        bool,
+        msgspec.Meta(
+            description=(
+                "True when no passage reaches the evidence floor: the documents do not appear "
+                "to answer the query, and results are only the closest passages."
+            )
+        ),
+    ]
 
     @classmethod
     def from_result(cls, result: SearchResult) -> SearchResponse:
@@ -228,6 +265,8 @@ class SearchResponse(Struct):
                     text=hit.text,
                     score=hit.score,
                     chunk_id=hit.chunk_id,
+                    relevance=hit.relevance,
+                    relevance_label=hit.relevance_label,
                     matched_words=list(hit.matched_words),
                 )
                 for hit in result.hits
@@ -237,6 +276,10 @@ class SearchResponse(Struct):
                     document=DocumentName(id=UUID(source.id), name=source.name),
                     first_page=source.first_page,
                     pages=list(source.pages),
+                    look_alikes=[
+                        DocumentName(id=UUID(other.id), name=other.name)
+                        for other in source.look_alikes
+                    ],
                 )
                 for source in result.sources
             ],
@@ -245,4 +288,5 @@ class SearchResponse(Struct):
             warnings=list(result.warnings),
             candidates=result.candidates,
             exhaustive=result.exhaustive,
+            insufficient_evidence=result.insufficient_evidence,
         )

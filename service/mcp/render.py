@@ -47,10 +47,19 @@ def search_text(project: Project, query: str, result: SearchResult) -> str:
                 f"so no passage matches {query!r}. {RETRY_HINT}"
             )
         return f"No passage in project {project.name!r} matches {query!r}. {RETRY_HINT}"
-    lines = [
-        f"{len(result.hits)} passage(s) from project {project.name!r} for {query!r}, best first"
-        f" ({'reranked by ' + result.reranker if result.reranked else 'BM25 order'})."
-    ]
+    order = f"reranked by {result.reranker}" if result.reranked else "BM25 order"
+    if result.insufficient_evidence and not result.no_term_matched:
+        lines = [
+            f"The documents of project {project.name!r} do not answer {query!r}: no passage "
+            "reaches the evidence floor. Say so rather than answer from these passages. The "
+            f"{len(result.hits)} closest passage(s) follow, best first ({order}), in case the "
+            f"question can be asked another way. {RETRY_HINT}"
+        ]
+    else:
+        lines = [
+            f"{len(result.hits)} passage(s) from project {project.name!r} for {query!r}, "
+            f"best first ({order})."
+        ]
     if result.no_term_matched:
         lines.append(
             "None of the query's words occur in the documents: these passages are only the "
@@ -65,7 +74,9 @@ def search_text(project: Project, query: str, result: SearchResult) -> str:
     lines.append("Sources:")
     for source in result.sources:
         pages = ", ".join(str(page) for page in source.pages)
-        lines.append(f"- {source.name} (document id {source.id}), p. {pages}")
+        alike = ", ".join(other.name for other in source.look_alikes)
+        note = f"; shares most of its text with {alike}" if alike else ""
+        lines.append(f"- {source.name} (document id {source.id}), p. {pages}{note}")
     return "\n".join(lines)
 
 

@@ -109,16 +109,24 @@ async def search_documents(
                 "heading": hit.heading,
                 "score": hit.score,
                 "bm25": hit.bm25,
+                "relevance": hit.relevance,
+                "relevance_label": hit.relevance_label,
             }
             for number, hit in enumerate(result.hits, start=1)
         ],
         "sources": [
-            {"id": source.id, "name": source.name, "pages": list(source.pages)}
+            {
+                "id": source.id,
+                "name": source.name,
+                "pages": list(source.pages),
+                "look_alikes": [{"id": o.id, "name": o.name} for o in source.look_alikes],
+            }
             for source in result.sources
         ],
         "reranker": result.reranker,
         "reranked": result.reranked,
         "query_words_matched": not result.no_term_matched,
+        "insufficient_evidence": result.insufficient_evidence,
         "warnings": list(result.warnings),
     }
     return text_result(render.search_text(target, found.query, result), structured)

@@ -173,6 +173,13 @@ def test_a_person_uploads_searches_opens_a_citation_and_deletes(
     assert {mark.lower() for mark in marks} >= {"quokka", "rottnest"}
     citation = results.first.locator("a.citation")
     expect(citation).to_have_text(f"page {first_page}")
+    # Relevance as a bar and words, not a bare float; no "does not answer" notice here.
+    assert answer["insufficient_evidence"] is False, answer
+    meter = results.first.locator("meter.relevance-bar")
+    expect(meter).to_have_attribute("value", str(answer["results"][0]["relevance"]))
+    label = answer["results"][0]["relevance_label"]
+    expect(results.first.locator(".relevance-words")).to_have_text(f"{label.title()} relevance")
+    expect(page.locator(".no-evidence")).to_have_count(0)
 
     page.screenshot(path=str(ARTIFACTS / "panel-desktop.png"))
     page.screenshot(path=str(ARTIFACTS / "panel-desktop-full.png"), full_page=True)
@@ -183,6 +190,15 @@ def test_a_person_uploads_searches_opens_a_citation_and_deletes(
     original.wait_for_url(re.compile(r"/blobs/"), timeout=15_000)
     assert original.url.endswith(f"#page={first_page}")
     original.close()
+
+    # A question the documents do not answer says so instead of "N passages".
+    page.get_by_label("Search this project").fill("how long to bake sourdough bread on Rottnest")
+    with page.expect_response(re.compile(r"/search$")) as searched:
+        page.get_by_role("button", name="Search", exact=True).click()
+    absent = searched.value.json()
+    assert absent["insufficient_evidence"] is True, absent
+    expect(page.locator(".no-evidence")).to_contain_text("do not seem to answer this")
+    expect(page.locator("#search-results .relevance-words").first).to_have_text("Low relevance")
 
     # Phone width: nothing overflows sideways.
     page.set_viewport_size({"width": 360, "height": 740})

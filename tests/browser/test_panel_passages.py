@@ -109,6 +109,8 @@ def test_a_table_passage_renders_as_a_table_and_its_html_stays_inert(
     from playwright.sync_api import expect
 
     page = signed_in(browser, service_url, alice.token)
+    # The project is chosen once its documents are listed; a search before that has no project.
+    expect(page.locator("#documents-body tr", has_text="solvents.md")).to_be_visible()
     page.get_by_label("Search this project").fill("what is the boiling point of the ethanol")
     page.get_by_label("Search this project").press("Enter")
     passage = page.locator("#search-results .passage").first

@@ -199,6 +199,19 @@ def test_ingest_then_search_returns_the_cited_page(db_url: str, tmp_path: Path) 
     assert body["results"][0]["document"]["name"] == "cells.pdf"
     assert 2 in range(body["results"][0]["pages"][0], body["results"][0]["pages"][1] + 1)
     assert set(body) >= {"results", "sources", "reranker", "reranked", "warnings"}
+    assert body["insufficient_evidence"] is False
+    assert body["results"][0]["relevance_label"] in ("medium", "high")
+    text = shortlist(db_url, tmp_path, "search", "mitochondria ATP", "--top-k", "1")
+    assert text.stdout.startswith("[1] cells.pdf — p. ")
+    assert "(relevance " in text.stdout.splitlines()[0]
+    absent = shortlist(db_url, tmp_path, "search", "sourdough bread oven temperature for ATP")
+    assert absent.stdout.startswith("The documents do not appear to answer this")
+    tuned = shortlist(db_url, tmp_path, "tune", "--questions", "4", "--json")
+    assert tuned.returncode == 0, tuned.stderr
+    report = json.loads(tuned.stdout)
+    assert report["documents"] == 1 and report["questions"] >= 1
+    assert report["keeps"][-1] == {"keep": report["passages"], "agreement": 1.0}
+    assert report["smallest_keep"] is not None
 
 
 def test_upload_goes_through_the_grant_flow_to_a_running_service(

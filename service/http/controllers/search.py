@@ -28,8 +28,10 @@ class SearchController(Controller):
         """Ranked, cited passages: BM25 shortlist over the project's ready documents, then rerank.
 
         Returns:
-            ``results`` (document, pages, heading, text, score), ``sources`` (each cited document
-            once), which ``reranker`` ran and whether it ``reranked``; ``warnings`` say why not.
+            ``results`` (document, pages, heading, text, ``score`` for order, ``relevance`` on a
+            0-1 scale shared by every query), ``insufficient_evidence`` when no passage reaches
+            the evidence floor, ``sources`` (each cited document once), which ``reranker`` ran
+            and whether it ``reranked``; ``warnings`` say why not.
             A ``document_ids`` entry that is not a document of the project is 404
             ``document_not_found``; one that cannot be searched yet is 409 ``document_not_ready``.
         """

@@ -61,6 +61,17 @@ async def test_an_uploaded_pdf_becomes_ready_and_searchable_with_page_citations(
     assert "mitochondria" in body["results"][0]["text"]
     assert body["sources"][0]["first_page"] == 2
     assert body["reranker"] == "none"
+    assert body["insufficient_evidence"] is False
+    assert 0.5 <= body["results"][0]["relevance"] <= 1.0
+    assert body["results"][0]["relevance_label"] in ("medium", "high")
+    absent = await app_client.post(
+        f"/api/projects/{alice.project.id}/search",
+        json={"query": "How long should sourdough bread rise before baking in the oven?"},
+        headers=bearer(alice.token),
+    )
+    assert absent.status_code == 200, absent.text
+    assert absent.json()["insufficient_evidence"] is True
+    assert all(hit["relevance_label"] == "low" for hit in absent.json()["results"])
 
 
 async def test_the_text_of_a_page_range_can_be_read(app_client: Any, db_url: str) -> None:

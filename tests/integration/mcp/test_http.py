@@ -330,3 +330,30 @@ async def test_a_host_header_outside_the_allowed_list_is_refused(
     assert refused.status_code == 421
     assert accepted.status_code == 200
     assert accepted.json()["result"]["serverInfo"]["name"] == "shortlist"
+
+
+async def test_search_nothing_answers_says_so_plainly_then_lists_the_closest_passages(
+    base_url: str, library: Library
+) -> None:
+    async with http_client(base_url, library.alice_token) as client:
+        absent = await client.call_tool(
+            "search_documents",
+            {"query": "How long should sourdough bread rest during the season?", "top_k": 2,
+             "project": "research"},
+        )  # fmt: skip
+        present = await client.call_tool(
+            "search_documents", {"query": QUOKKA, "project": "research", "top_k": 2}
+        )
+
+    assert not absent.is_error
+    text = text_of(absent)
+    assert text.startswith("The documents of project 'research' do not answer")
+    assert "Say so rather than answer" in text
+    assert "[1] report.pdf" in text  # the closest passages still follow
+    assert absent.structured_content["insufficient_evidence"] is True
+    assert absent.structured_content["query_words_matched"] is True
+    assert {hit["relevance_label"] for hit in absent.structured_content["results"]} == {"low"}
+    assert present.structured_content["insufficient_evidence"] is False
+    assert "do not answer" not in text_of(present)
+    best = present.structured_content["results"][0]
+    assert best["relevance"] >= 0.5 and best["relevance_label"] in ("medium", "high")

@@ -250,8 +250,23 @@ def test_to_dict_gives_the_rest_shape(index: ChunkIndex) -> None:
     result = search(index, "apple", REFS, reranker=UnavailableReranker(), top_k=1)
     shaped = json.loads(json.dumps(result.to_dict()))
     (first,) = shaped["results"]
-    assert set(shaped) == {"results", "sources", "reranker", "reranked", "warnings"}
-    assert set(first) == {"document", "pages", "heading", "text", "score"}
+    assert set(shaped) == {
+        "results",
+        "sources",
+        "reranker",
+        "reranked",
+        "warnings",
+        "insufficient_evidence",
+    }
+    assert set(first) == {
+        "document",
+        "pages",
+        "heading",
+        "text",
+        "score",
+        "relevance",
+        "relevance_label",
+    }
     assert first["document"] == {"id": result.hits[0].document_id, "name": "Fruit.pdf"}
     assert shaped["reranker"] == "down"
     assert shaped["reranked"] is False

@@ -65,6 +65,8 @@ def test_scores_are_the_service_relevance_scores_in_candidate_order(
     assert result.warnings == ()
     assert result.scores == [relevance(QUERY, c.text) for c in candidates]
     assert max(range(len(candidates)), key=result.scores.__getitem__) == 2
+    # Cohere's scores are already absolute: they are the relevance as they are.
+    assert result.relevance == tuple(result.scores)
 
 
 def test_request_carries_key_model_token_limit_and_all_documents(standin: CohereStandin) -> None:

@@ -130,6 +130,29 @@ def test_rerank_fuses_bm25_with_cosine_as_documented(
     assert max(range(3), key=result.scores.__getitem__) == 1
 
 
+def test_relevance_is_absolute_not_relative_to_the_candidates(shared: LocalReranker) -> None:
+    query = "How many cells are counted in the hot spot method of Ki67 assessment?"
+    answer = Candidate(
+        "a",
+        "Hot spot assessment: counting a single field of 500 cells in the tumour area with the "
+        "highest Ki67 labelling rate.",
+        3.0,
+        0.9,
+    )
+    filler = [
+        Candidate("b", "The fund's Class A shares carry a front-end sales charge.", 1.0, 0.1),
+        Candidate("c", "Airfare for the senator from Washington DC to Saint Louis.", 0.5, 0.1),
+    ]
+    with_answer = shared.rerank(query, [answer, *filler], deadline=time.monotonic() + 30)
+    without = shared.rerank(query, filler, deadline=time.monotonic() + 30)
+    assert len(with_answer.relevance) == 3 and len(without.relevance) == 2
+    assert all(0.0 <= value <= 1.0 for value in (*with_answer.relevance, *without.relevance))
+    # The fused score of the best filler is 1 either way; its relevance stays low.
+    assert max(without.scores) == pytest.approx(1.0)
+    assert max(without.relevance) < 0.2 < 0.8 < with_answer.relevance[0]
+    assert without.relevance == pytest.approx(with_answer.relevance[1:])
+
+
 def test_empty_candidate_list_gives_empty_result(shared: LocalReranker) -> None:
     result = shared.rerank("q", [], deadline=time.monotonic() + 1)
     assert result.scores == []

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import threading
 
-from retrieval.tokenize import Tokenizer, cjk_terms, fold_accents
+from retrieval.tokenize import Tokenizer, cjk_terms, fold_accents, fold_spelling
 
 
 def test_accents_fold_on_latin_letters_only() -> None:
@@ -114,3 +114,21 @@ def test_ascii_text_splits_into_the_same_words_on_its_fast_path() -> None:
         "cafe",
         "x86_64",
     ]
+
+
+def test_british_and_american_spellings_meet() -> None:
+    tokenizer = Tokenizer("english")
+    assert tokenizer.query_terms("organisation colour analysed behaviours") == (
+        tokenizer.document_terms("organization color analyzed behaviors")
+    )
+    assert fold_spelling("rise") == "rise"
+    assert fold_spelling("four") == "four"
+    assert Tokenizer("french").query_terms("colour") != tokenizer.query_terms("colour")
+
+
+def test_vertical_cjk_text_split_by_line_breaks_still_forms_bigrams() -> None:
+    tokenizer = Tokenizer("english")
+    vertical = "横<br>断<br>歩<br>道\n を\n進行"
+    assert set(tokenizer.query_terms("横断歩道")) <= set(tokenizer.document_terms(vertical))
+    # Korean words are separated by spaces: they stay apart.
+    assert "다학" not in tokenizer.document_terms("한국어 사용자는 하다 학교")

@@ -32,7 +32,12 @@ export function createSearch({ form, input, status, results, getProjectId }) {
 
   function render(answer, query) {
     const count = answer.results.length;
-    const lines = [el("p", { text: count === 0 ? "No passages match." : `${count} ${count === 1 ? "passage" : "passages"}` })];
+    const passages = `${count} ${count === 1 ? "passage" : "passages"}`;
+    let summary = count === 0 ? "No passages match." : passages;
+    if (answer.insufficient_evidence && count > 0) {
+      summary = `The documents do not seem to answer this. The ${count === 1 ? "closest passage is" : `${count} closest passages are`} shown below, but none is strong evidence.`;
+    }
+    const lines = [el("p", { class: answer.insufficient_evidence && count > 0 ? "badge warning no-evidence" : null, text: summary })];
     if (count > 0 && !answer.reranked) {
       const why = answer.reranker === "none"
         ? "Not reranked: reranking is turned off, so passages are in keyword (BM25) order."
@@ -65,10 +70,23 @@ export function createSearch({ form, input, status, results, getProjectId }) {
         { class: "result-head" },
         el("span", { class: "result-document", text: result.document.name }),
         citation,
-        el("span", { class: "score", text: `score ${Number(result.score).toFixed(3)}` }),
+        relevanceMeter(result),
       ),
       result.heading ? el("p", { class: "result-heading", text: result.heading }) : null,
       el("div", { class: "passage" }, renderPassage(result.text, result.matched_words || [])),
+    );
+  }
+
+  function relevanceMeter(result) {
+    // The server decides the words (relevance_label); the bar shows the 0-1 value.
+    const percent = Math.round(100 * Number(result.relevance));
+    const words = { high: "High relevance", medium: "Medium relevance", low: "Low relevance" };
+    const label = words[result.relevance_label] || "Relevance";
+    return el(
+      "span",
+      { class: `relevance relevance-${result.relevance_label}`, title: `${label}: ${percent}%` },
+      el("meter", { class: "relevance-bar", min: "0", max: "1", value: String(Number(result.relevance)), "aria-label": `${label}: ${percent}%` }),
+      el("span", { class: "relevance-words", text: label }),
     );
   }
 

@@ -1,0 +1,106 @@
+"""Passages that match a query without answering it: reference lists and duplicates.
+
+* :func:`citation_density` scores how much a passage reads like a
+  bibliography: the share of its lines (or, in one long line, its sentences)
+  that look like a reference entry, plus a bonus when its heading is
+  "References" or "Bibliography". Reference lists repeat the topic's words
+  (paper titles) without saying anything, so BM25 and embeddings both like
+  them; the pipeline demotes a passage by :data:`REFERENCE_DEMOTION` in
+  proportion to this density. The signal is the citation-density heuristic
+  used by Nexla's document server, written from its description.
+* :func:`look_alikes` names the documents that share most of their passages
+  with another (another version, a template sibling), from exact passage
+  keys: it finds candidates cheaply among the query's own shortlist, then
+  checks the whole documents.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+REFERENCE_DEMOTION = 0.5
+"""A passage that is all references keeps this share of its score and relevance."""
+LOOK_ALIKE_SHARE = 0.5
+"""Two documents look alike when this share of the smaller one's passages is in both."""
+
+_REFERENCE_HEADING_RE = re.compile(
+    r"\b(references|bibliography|works cited|literature cited|références|bibliographie|"
+    r"literatur|literaturverzeichnis|referencias|bibliografía|bibliografia|参考文献)\b",
+    re.IGNORECASE,
+)
+_YEAR_RE = re.compile(r"\b(1[89]|20)\d{2}[a-z]?\b")
+_ENTRY_SIGN_RE = re.compile(
+    r"^\s*(?:[-*]\s+)?(?:\[\d{1,3}\]|\d{1,3}\.\s|\(\d{1,3}\))"  # [12] / 12. / (12)
+    r"|(?i:\b(?:doi|arxiv|isbn|issn|pp\.|vol\.|proc\.|proceedings|journal|conference"
+    r"|workshop|transactions|press|publisher)\b)"
+    r"|\b[A-Z][a-zà-ÿ'-]+,\s(?:[A-Z]\.\s?){1,3}"  # Surname, A. B.
+    r"|(?:[A-Z][a-zà-ÿ'-]+,\s){2,}(?:and\s)?[A-Z]"  # Ahn, Choi, and Bengio
+    r"|https?://|www\."
+)
+"""Besides a year, a reference entry shows one of these; an in-text citation
+("(Lee et al., 2019)") shows only the year."""
+_MIN_PIECE_CHARS = 25
+_MIN_PIECES = 3
+"""One or two citation-like sentences are not a reference list."""
+
+
+def citation_density(text: str, heading: str = "") -> float:
+    """How much of ``text`` reads like a reference list, in [0, 1]."""
+    heading_says = bool(heading) and _REFERENCE_HEADING_RE.search(heading.rsplit(">", 1)[-1])
+    if not heading_says and not (_YEAR_RE.search(text) and _ENTRY_SIGN_RE.search(text)):
+        return 0.0  # the common case, decided in one or two scans
+    pieces = [line for line in text.splitlines() if len(line.strip()) >= _MIN_PIECE_CHARS]
+    if len(pieces) <= 2:  # one long paragraph: look at its sentence-sized pieces
+        pieces = [p for p in re.split(r"(?<=[.;])\s+(?=\[?\d|[A-Z])", text) if p.strip()]
+    if not pieces:
+        return 0.0
+    entries = sum(1 for piece in pieces if _YEAR_RE.search(piece) and _ENTRY_SIGN_RE.search(piece))
+    density = entries / max(len(pieces), _MIN_PIECES)
+    if heading_says:
+        density = max(density, 0.5) + 0.25
+    return min(1.0, density)
+
+
+def demotion(density: float) -> float:
+    """The factor a passage's score and relevance are multiplied by."""
+    return 1.0 - REFERENCE_DEMOTION * min(1.0, max(0.0, density))
+
+
+def look_alikes(
+    hit_documents: Sequence[str],
+    candidate_keys: Mapping[str, set[str]],
+    document_keys: Mapping[str, frozenset[str]],
+    *,
+    share: float = LOOK_ALIKE_SHARE,
+) -> dict[str, tuple[str, ...]]:
+    """For each hit document, the other documents that share most of its passages.
+
+    ``candidate_keys`` maps each document to the passage keys it has among the
+    query's candidates (where a look-alike shows up, since its copies of the
+    matching passages score the same); ``document_keys`` maps each searched
+    document to all its passage keys. Two documents look alike when at least
+    ``share`` of the smaller one's passages are in both.
+    """
+    owners: dict[str, set[str]] = {}
+    for document, keys in candidate_keys.items():
+        for key in keys:
+            owners.setdefault(key, set()).add(document)
+    found: dict[str, tuple[str, ...]] = {}
+    for document in dict.fromkeys(hit_documents):
+        mine = document_keys.get(document, frozenset())
+        suspects = {
+            other
+            for key in candidate_keys.get(document, ())
+            for other in owners.get(key, ())
+            if other != document
+        }
+        alike = []
+        for other in sorted(suspects):
+            theirs = document_keys.get(other, frozenset())
+            smaller = min(len(mine), len(theirs))
+            if smaller and len(mine & theirs) >= share * smaller:
+                alike.append(other)
+        if alike:
+            found[document] = tuple(alike)
+    return found

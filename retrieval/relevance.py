@@ -1,0 +1,114 @@
+"""Absolute relevance of a passage, and the verdict "the documents do not answer this".
+
+A reranker's fused ``score`` is min-max normalised within the candidates, so
+the best candidate of any query scores near 1, even for a query nothing
+answers; it is good for ordering and says nothing about evidence. This module
+turns signals that do mean the same across queries into a relevance in
+[0, 1]:
+
+* ``coverage``: the IDF-weighted share of the query's distinct terms the
+  passage contains (:func:`retrieval.shortlist.term_coverage`);
+* ``cosine``: the raw cosine similarity of the query and passage embeddings
+  (the local reranker);
+* Cohere's ``relevance_score``, already absolute: used as it is.
+
+Each estimate is a logistic regression (Cox, "The regression analysis of
+binary sequences", JRSS B 1958) of "this passage is relevant" on those
+signals, fitted with balanced classes by ``bench/tune_relevance.py`` on
+SciFact's *train* split only (150 sampled queries x BM25's top 10 passages,
+215 of 1,500 relevant)::
+
+    estimate                    weights        bias    AUC
+    LEXICAL (coverage)          5.58           -2.71   0.808
+    LOCAL (cosine, coverage)    6.13, 3.35     -4.83   0.891
+
+The evidence floor was then chosen on the development set
+``bench/data/corpus_dev.jsonl`` (43 answerable and 12 unanswerable questions
+over ``../shared/corpus``), never on a test split: with LOCAL every floor
+from 0.15 to 0.35 flags all unanswerable questions and 1 of 43 answerable
+ones, and 0.25 is the middle of that plateau; LEXICAL alone separates less
+well, and 0.30 is the highest floor that wrongly flags at most 5 % of the
+answerable questions (it flags 58 % of the unanswerable ones). Each bias is
+shifted so that its floor lands on :data:`EVIDENCE_FLOOR` = 0.5: relevance
+0.5 means "just enough evidence" whichever reranker ran.
+
+Cohere's ``relevance_score`` is used as it is, with the same floor; it was
+not tuned here (no API key in the development environment).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal, NamedTuple
+
+RelevanceLabel = Literal["high", "medium", "low"]
+"""A relevance in words, for people: see :func:`relevance_label`."""
+
+
+class Calibration(NamedTuple):
+    """``sigmoid(bias + sum(weight * feature))``."""
+
+    weights: tuple[float, ...]
+    bias: float
+
+    def __call__(self, *features: float) -> float:
+        if len(features) != len(self.weights):
+            raise ValueError(f"expected {len(self.weights)} features, got {len(features)}")
+        return sigmoid(self.bias + sum(w * x for w, x in zip(self.weights, features, strict=True)))
+
+
+LEXICAL = Calibration(weights=(5.58,), bias=-1.86)
+"""Relevance from ``coverage`` alone: BM25 order, or a passage the model did not score.
+Fitted bias -2.71, shifted by +0.85 = -logit(0.30) so that the dev-set floor 0.30 sits at 0.5."""
+
+LOCAL = Calibration(weights=(6.13, 3.35), bias=-3.73)
+"""Relevance from ``(cosine, coverage)``: the local reranker (MiniLM cosine).
+Fitted bias -4.83, shifted by +1.10 = -logit(0.25) so that the dev-set floor 0.25 sits at 0.5."""
+
+EVIDENCE_FLOOR = 0.5
+"""A passage below this relevance is not evidence; a result with none above it is
+``insufficient_evidence``. Each estimate's bias is shifted so that its floor chosen on the
+development set lands here, which makes the floor one number for every reranker."""
+
+HIGH_RELEVANCE = 0.8
+"""From here up a relevance reads as ``"high"``; from :data:`EVIDENCE_FLOOR` up ``"medium"``."""
+
+
+def sigmoid(value: float) -> float:
+    """``1 / (1 + e^-value)``, without overflow for large ``|value|``."""
+    if value >= 0:
+        return 1.0 / (1.0 + math.exp(-value))
+    exponential = math.exp(value)
+    return exponential / (1.0 + exponential)
+
+
+def lexical_relevance(coverage: float) -> float:
+    """Relevance of a passage from its query-term coverage alone."""
+    return LEXICAL(coverage)
+
+
+def local_relevance(cosine: float, coverage: float) -> float:
+    """Relevance of a passage from its embedding cosine and its query-term coverage."""
+    return LOCAL(cosine, coverage)
+
+
+def clamp(value: float) -> float:
+    """``value`` within [0, 1]; NaN becomes 0 (no evidence)."""
+    if math.isnan(value):
+        return 0.0
+    return min(1.0, max(0.0, value))
+
+
+def insufficient_evidence(relevances: Sequence[float], floor: float = EVIDENCE_FLOOR) -> bool:
+    """True when no relevance reaches ``floor`` (and when there are none)."""
+    return not any(relevance >= floor for relevance in relevances)
+
+
+def relevance_label(relevance: float) -> RelevanceLabel:
+    """``"high"`` from :data:`HIGH_RELEVANCE`, ``"medium"`` from the floor, else ``"low"``."""
+    if relevance >= HIGH_RELEVANCE:
+        return "high"
+    if relevance >= EVIDENCE_FLOOR:
+        return "medium"
+    return "low"
