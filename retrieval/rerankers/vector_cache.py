@@ -47,6 +47,11 @@ class VectorCache:
                     found[key] = vector
         return found
 
+    def count(self, model_id: str, keys: Iterable[str]) -> int:
+        """How many of ``keys`` are cached, without marking them used (for progress reports)."""
+        with self._lock:
+            return sum(1 for key in keys if (model_id, key) in self._entries)
+
     def put_many(self, model_id: str, items: Iterable[tuple[str, Vector]]) -> None:
         with self._lock:
             for key, vector in items:
