@@ -178,9 +178,9 @@ class LocalReranker:
             intra_op_num_threads=threads,
         )
 
-    def cached(self, keys: Iterable[str]) -> int:
-        """How many of the passage ``keys`` have a vector in the cache now."""
-        return self.cache.count(self.model_id, keys)
+    def uncached(self, keys: Iterable[str]) -> list[str]:
+        """Those of the passage ``keys`` that have no vector in the cache now."""
+        return self.cache.missing(self.model_id, keys)
 
     def warm(self, passages: Iterable[tuple[str, str]]) -> int:
         """Embed the uncached ``(key, text)`` passages in batches; return how many were embedded.
@@ -242,11 +242,11 @@ class LocalReranker:
     def _query_vector(self, embedder: MiniLMEmbedder, query: str) -> Vector:
         """The query's vector, reused when the same text was embedded recently."""
         with self._stats_lock:
-            vector = self._query_vectors.get(query)
-            if vector is not None:
+            reused = self._query_vectors.get(query)
+            if reused is not None:
                 self._query_vectors.move_to_end(query)
-                return vector
-        vector = embedder.embed([query])[0]
+                return reused
+        vector: Vector = embedder.embed([query])[0]
         with self._stats_lock:
             self.queries_embedded += 1
             self._query_vectors[query] = vector

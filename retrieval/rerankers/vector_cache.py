@@ -47,10 +47,10 @@ class VectorCache:
                     found[key] = vector
         return found
 
-    def count(self, model_id: str, keys: Iterable[str]) -> int:
-        """How many of ``keys`` are cached, without marking them used (for progress reports)."""
+    def missing(self, model_id: str, keys: Iterable[str]) -> list[str]:
+        """Those of ``keys`` not cached, without marking the others used (for a warm-up)."""
         with self._lock:
-            return sum(1 for key in keys if (model_id, key) in self._entries)
+            return [key for key in keys if (model_id, key) not in self._entries]
 
     def put_many(self, model_id: str, items: Iterable[tuple[str, Vector]]) -> None:
         with self._lock:

@@ -3,20 +3,20 @@
 Each process holds one :class:`SearchEngine`: the in-memory cache of chunked,
 tokenised documents (keyed by document id + content hash, so it is correct
 after a change made by any replica) and the reranker. Document text is read
-from PostgreSQL only for documents the cache is missing.
+from PostgreSQL only for documents the cache is missing. Filling the caches
+ahead of queries is :mod:`service.services.warmup`'s job; each search marks
+itself running there (the warm-up pauses) and queues its project.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import logging
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 import anyio.to_thread
-import psycopg
 
 from retrieval import ChunkIndex, DocumentRef, SearchResult, SourceDocument
 from retrieval import search as retrieve
@@ -24,8 +24,8 @@ from retrieval.rerankers import Reranker, make_reranker
 from service.errors import InvalidRequest
 from service.records import Principal
 from service.services import projects
-from service.services.extraction import READY_CHANNEL
-from service.storage.db import Connection, Pool
+from service.services.warmup import Warmup, source
+from service.storage.db import Connection
 from sql import queries
 
 if TYPE_CHECKING:
@@ -34,8 +34,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MB = 1024 * 1024
-#: How many recently extracted documents are loaded into the cache at start-up.
-WARM_AT_START = 2000
 
 
 def build_reranker(settings: Settings) -> Reranker:
@@ -53,13 +51,18 @@ def build_reranker(settings: Settings) -> Reranker:
             failure_threshold=settings.search.cohere_failure_threshold,
             cooldown=settings.search.cohere_cooldown_seconds,
         )
+    if kind == "local":
+        return make_reranker("local", embed_budget=settings.search.local_embed_budget)
     return make_reranker(kind)
 
 
 class SearchEngine:
     """The process's chunk cache and reranker, and the search entry point."""
 
-    def __init__(self, settings: Settings, reranker: Reranker | None = None) -> None:
+    def __init__(
+        self, settings: Settings, reranker: Reranker | None = None, *, background: bool = True
+    ) -> None:
+        """``background=False`` (one-shot commands): no warm-up thread, nothing queued."""
         self.settings = settings
         self.index = ChunkIndex(
             chunk_size=settings.search.chunk_size,
@@ -67,10 +70,18 @@ class SearchEngine:
             max_bytes=settings.search.cache_max_mb * MB,
         )
         self.reranker = reranker or build_reranker(settings)
-        self._warmer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shortlist-warm")
+        self.warmup: Warmup | None = None
+        if background:
+            self.warmup = Warmup(
+                self.index,
+                self.reranker,
+                batch_size=settings.search.warmup_batch,
+                nice=settings.search.warmup_nice,
+            )
 
     def close(self) -> None:
-        self._warmer.shutdown(wait=False, cancel_futures=True)
+        if self.warmup is not None:
+            self.warmup.close()
         close_reranker = getattr(self.reranker, "close", None)  # Cohere's HTTP connections
         if close_reranker is not None:
             close_reranker()
@@ -113,21 +124,22 @@ class SearchEngine:
         refs = [DocumentRef(str(row["id"]), row["name"], row["content_hash"]) for row in rows]
         loaded = await self._load_missing(conn, refs)
         search_settings = self.settings.search
-        result = await anyio.to_thread.run_sync(
-            lambda: retrieve(
-                self.index,
-                query,
-                refs,
-                reranker=self.reranker,
-                top_k=top_k,
-                keep=search_settings.shortlist_keep,
-                max_candidates=search_settings.max_candidates,
-                rerank_timeout=search_settings.rerank_timeout,
-                documents=loaded,
+        with self.warmup.query() if self.warmup else contextlib.nullcontext():
+            result = await anyio.to_thread.run_sync(
+                lambda: retrieve(
+                    self.index,
+                    query,
+                    refs,
+                    reranker=self.reranker,
+                    top_k=top_k,
+                    keep=search_settings.shortlist_keep,
+                    max_candidates=search_settings.max_candidates,
+                    rerank_timeout=search_settings.rerank_timeout,
+                    documents=loaded,
+                )
             )
-        )
-        if loaded:
-            self.warm(loaded)
+        if self.warmup is not None:
+            self.warmup.want(str(project_id), "search", refs=refs)
         return result
 
     async def _load_missing(
@@ -142,65 +154,4 @@ class SearchEngine:
                 {"document_ids": [UUID(ref.id) for ref in missing]},
             )
         ).fetchall()
-        return [_source(row) for row in rows]
-
-    # --- warming -----------------------------------------------------------
-
-    def warm(self, documents: Iterable[SourceDocument]) -> None:
-        """In the background: cache the documents' chunks and the reranker's passage vectors."""
-        batch = list(documents)
-        if batch:
-            self._warmer.submit(self._warm_now, batch)
-
-    def _warm_now(self, documents: list[SourceDocument]) -> None:
-        try:
-            self.index.add(documents)
-            warm = getattr(self.reranker, "warm", None)
-            if warm is None:
-                return
-            for document in documents:
-                warm((chunk.key, chunk.passage) for chunk in self.index.chunks(document.ref))
-        except Exception:
-            logger.exception("warming the search caches failed")
-
-    async def warm_at_start(self, pool: Pool) -> None:
-        """Load the most recently extracted documents into the caches."""
-        try:
-            async with pool.connection() as conn:
-                rows = await (
-                    await conn.execute(
-                        queries["list_recent_ready_documents"], {"limit": WARM_AT_START}
-                    )
-                ).fetchall()
-        except (psycopg.Error, OSError):
-            logger.warning("could not read documents to warm the caches at start-up")
-            return
-        self.warm(_source(row) for row in rows)
-
-    async def follow_ready_documents(self, url: str) -> None:
-        """Warm each document as soon as any worker announces it ready (LISTEN/NOTIFY).
-
-        Reconnects after a database outage; runs until cancelled.
-        """
-        while True:
-            try:
-                async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-                    await conn.execute(f"LISTEN {READY_CHANNEL}")
-                    async for notify in conn.notifies():
-                        await self._warm_one(conn, notify.payload)
-            except (psycopg.Error, OSError):
-                await asyncio.sleep(2.0)
-
-    async def _warm_one(self, conn: Any, document_id: str) -> None:
-        from psycopg.rows import dict_row
-
-        async with conn.cursor(row_factory=dict_row) as cursor:
-            await cursor.execute(
-                queries["fetch_documents_markdown"], {"document_ids": [UUID(document_id)]}
-            )
-            rows = await cursor.fetchall()
-        self.warm(_source(row) for row in rows)
-
-
-def _source(row: dict[str, Any]) -> SourceDocument:
-    return SourceDocument(str(row["id"]), row["name"], row["content_hash"], row["markdown"])
+        return [source(row) for row in rows]

@@ -243,13 +243,13 @@ def test_a_repeated_query_reuses_its_vector() -> None:
     assert reranker.queries_embedded == 3
 
 
-def test_warm_embeds_on_its_own_session_and_counts_what_is_cached() -> None:
+def test_warm_embeds_on_its_own_session_and_tells_what_is_uncached() -> None:
     reranker = LocalReranker(intra_op_num_threads=2, warm_threads=1)
     candidates = [_candidate(f"Passage {n} about insulin.", float(n)) for n in range(5)]
     keys = [c.key for c in candidates]
-    assert reranker.cached(keys) == 0
+    assert reranker.uncached(keys) == keys
     assert reranker.warm((c.key, c.text) for c in candidates[:3]) == 3
-    assert reranker.cached(keys) == 3
+    assert reranker.uncached(keys) == keys[3:]
     query_session = reranker.load()
     assert query_session is not None
     warmed = reranker.cache.get_many(reranker.model_id, keys[:1])[keys[0]]
