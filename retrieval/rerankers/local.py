@@ -228,9 +228,10 @@ class LocalReranker:
         ]
         unscored = tuple(index for index, value in enumerate(cosine) if value is None)
         if len(unscored) == len(candidates):
-            return bm25_order(
+            nothing = bm25_order(
                 candidates, "local: no candidate scored yet (still warming); BM25 order"
             )
+            return nothing._replace(unscored=unscored)
         scores = linear_fusion(
             [candidate.bm25 for candidate in candidates], cosine, bm25_weight=self.bm25_weight
         )

@@ -16,8 +16,8 @@ in-memory caches ahead of queries, without ever competing with one:
   the best reason first, then the most recently used project, and warms one
   project at a time; a better job arriving preempts the current one between
   batches (what is done stays done: the caches are keyed by content).
-* **Said.** :meth:`Warmup.progress` reports passages warm / total per project
-  (``GET /api/health``).
+* **Said.** :meth:`Warmup.progress` reports passages warm / total per project:
+  totals in ``GET /api/health``, the caller's projects in ``GET /api/status``.
 
 The thread is a daemon and stops at :meth:`Warmup.close` after its current
 batch: a one-shot command never waits for it (and the CLI does not start it).
@@ -41,15 +41,19 @@ import psycopg
 
 from retrieval.errors import DocumentNotIndexed
 from retrieval.types import DocumentRef, SourceDocument
+from service.services import projects
 from service.services.extraction import READY_CHANNEL
 from sql import queries
 
 if TYPE_CHECKING:
     from retrieval import ChunkIndex
     from retrieval.rerankers import Reranker
-    from service.storage.db import Pool
+    from service.storage.db import Connection, Pool
 
 logger = logging.getLogger(__name__)
+
+WarmState = Literal["cold", "queued", "warming", "warm"]
+"""``cold``: nothing queued for the project since this process started."""
 
 WarmReason = Literal["search", "upload", "recent"]
 """Why a project is queued; also the order in which queued projects are warmed."""
@@ -83,7 +87,16 @@ class ProjectWarmth(NamedTuple):
     passages_warm: int
     passages_total: int
     """0 until the worker has reached the project (its passages are not chunked before)."""
-    state: Literal["queued", "warming", "warm"]
+    state: WarmState
+
+
+class WarmupSummary(NamedTuple):
+    """All projects of this process together (what an unauthenticated health check may say)."""
+
+    projects_warming: int
+    """Projects queued or being warmed now."""
+    passages_warm: int
+    passages_total: int
 
 
 @dataclass
@@ -379,7 +392,7 @@ class Warmup:
         with self._changed:
             self._progress[project_id] = ProjectWarmth(project_id, warm, total, "warming")
 
-    def _set_state(self, project_id: str, state: Literal["queued", "warming", "warm"]) -> None:
+    def _set_state(self, project_id: str, state: WarmState) -> None:
         with self._changed:
             previous = self._progress.get(project_id, ProjectWarmth(project_id, 0, 0, state))
             self._progress[project_id] = previous._replace(state=state)
@@ -391,6 +404,27 @@ class Warmup:
             self._progress[job.project_id] = ProjectWarmth(job.project_id, warm, total, state)
             if job.reason == "search":
                 self._warm_refs[job.project_id] = frozenset(job.refs)
+
+
+async def project_warmth(
+    conn: Connection, user_id: UUID, warmup: Warmup | None
+) -> list[ProjectWarmth]:
+    """Warm-up progress in this process of each of the user's projects (``cold`` if none)."""
+    known = {entry.project_id: entry for entry in warmup.progress()} if warmup else {}
+    return [
+        known.get(str(project.id), ProjectWarmth(str(project.id), 0, 0, "cold"))
+        for project in await projects.list_projects(conn, user_id)
+    ]
+
+
+def summary(warmup: Warmup | None) -> WarmupSummary:
+    """Totals over every project this process has queued since start."""
+    entries = warmup.progress() if warmup else []
+    return WarmupSummary(
+        projects_warming=sum(1 for entry in entries if entry.state in ("queued", "warming")),
+        passages_warm=sum(entry.passages_warm for entry in entries),
+        passages_total=sum(entry.passages_total for entry in entries),
+    )
 
 
 def _lower_priority(nice: int) -> None:

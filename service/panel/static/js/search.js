@@ -33,7 +33,11 @@ export function createSearch({ form, input, status, results, getProjectId }) {
   function render(answer, query) {
     const count = answer.results.length;
     const lines = [el("p", { text: count === 0 ? "No passages match." : `${count} ${count === 1 ? "passage" : "passages"}` })];
-    if (count > 0 && !answer.reranked) {
+    if (count > 0 && answer.unscored > 0) {
+      // The local reranker had no vectors yet for some passages: they rank by keywords alone.
+      const text = `Still warming: results may improve. ${answer.unscored} of ${answer.candidates} passages were ranked by keywords only.`;
+      lines.push(el("p", { class: "badge warning still-warming", text }));
+    } else if (count > 0 && !answer.reranked) {
       const why = answer.reranker === "none"
         ? "Not reranked: reranking is turned off, so passages are in keyword (BM25) order."
         : "Not reranked: the reranker did not answer in time, so passages are in keyword (BM25) order.";
