@@ -265,6 +265,7 @@ class LocalReranker:
             if candidate.key not in vectors:
                 todo.setdefault(candidate.key, candidate.text)
         queue = list(todo.items())
+        embedded_any = False
         while queue and time.monotonic() < deadline:
             with self._stats_lock:
                 seconds_per_passage = self._seconds_per_passage
@@ -274,7 +275,12 @@ class LocalReranker:
                 left = deadline - time.monotonic()
                 size = min(self.batch_size, int(left / (_SAFETY_FACTOR * seconds_per_passage)))
                 if size < 1:
-                    break
+                    if embedded_any:
+                        break
+                    # One passage per query even so: it re-measures the speed, so one slow
+                    # moment (a busy machine) cannot stop every later query from scoring.
+                    size = 1
+            embedded_any = True
             batch, queue = queue[:size], queue[size:]
             vectors.update(self._embed_and_cache(embedder, batch))
         return vectors

@@ -294,6 +294,11 @@ class Warmup:
 
     def _run(self) -> None:
         _lower_priority(self.nice)
+        if self.warmer is not None:
+            try:
+                self.warmer.warm(())  # loads the model now, not in the first query
+            except Exception:
+                logger.exception("loading the reranker for the warm-up failed")
         while True:
             job = self._next_job()
             if job is None:

@@ -254,3 +254,14 @@ def test_warm_embeds_on_its_own_session_and_tells_what_is_uncached() -> None:
     assert query_session is not None
     warmed = reranker.cache.get_many(reranker.model_id, keys[:1])[keys[0]]
     assert np.allclose(warmed, query_session.embed([candidates[0].text])[0], atol=1e-4)
+
+
+def test_one_slow_moment_does_not_stop_later_queries_from_scoring() -> None:
+    reranker = LocalReranker(intra_op_num_threads=2, embed_budget=0.3)
+    reranker.load()
+    reranker._seconds_per_passage = 5.0  # as measured once while the machine was swamped
+    candidates = [_candidate(_long_passage(n), 100.0 - n) for n in range(20)]
+    result = reranker.rerank("protein expression", candidates, deadline=time.monotonic() + 30)
+    assert result.reranked
+    assert len(result.unscored) < len(candidates)
+    assert reranker._seconds_per_passage is not None and reranker._seconds_per_passage < 5.0
