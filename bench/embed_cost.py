@@ -101,11 +101,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=60, help="train queries scored")
     parser.add_argument("--keep", type=int, default=30, help="BM25 passages reranked per query")
     parser.add_argument("--skip-quality", action="store_true")
+    parser.add_argument("--skip-cost", action="store_true")
     args = parser.parse_args(argv)
 
     corpus = Corpus(load_corpus())
-    step = max(1, len(corpus.chunks) // args.sample)
-    texts = [chunk.passage for chunk in corpus.chunks[::step][: args.sample]]
+    queries = load_queries()
+    if not args.skip_cost:
+        _costs(corpus, queries, args.sample)
+    if not args.skip_quality:
+        _quality(corpus, queries, args.queries, args.keep)
+
+
+def _costs(corpus: Corpus, queries: dict[str, str], sample: int) -> None:
+    step = max(1, len(corpus.chunks) // sample)
+    texts = [chunk.passage for chunk in corpus.chunks[::step][:sample]]
     print(
         f"cost: {len(texts)} SciFact passages, {statistics.fmean(map(len, texts)):.0f} chars on average"
     )
@@ -122,7 +131,6 @@ def main(argv: list[str] | None = None) -> None:
         print(f"| {config.label} | {cpu:.2f} | {wall:.2f} | {shown} |", flush=True)
 
     query_embedder = MiniLMEmbedder(intra_op_num_threads=2)
-    queries = load_queries()
     sample_queries = list(queries.values())[:50]
     query_embedder.embed(sample_queries[:1])
     cpu = _cpu()
@@ -132,17 +140,17 @@ def main(argv: list[str] | None = None) -> None:
         f"\none query vector: {1000 * (_cpu() - cpu) / len(sample_queries):.1f} ms CPU (reused for a repeated query)"
     )
 
-    if args.skip_quality:
-        return
+
+def _quality(corpus: Corpus, queries: dict[str, str], count: int, keep: int) -> None:
     qrels = load_qrels("train")
-    query_ids = [q for q in qrels if q in queries][: args.queries]
-    print(f"\nquality: {len(query_ids)} train queries, BM25 top {args.keep} passages reranked")
+    query_ids = [q for q in qrels if q in queries][:count]
+    print(f"\nquality: {len(query_ids)} train queries, BM25 top {keep} passages reranked")
     print("| max_tokens | nDCG@10 | CPU s to embed the candidates |")
     print("| ---: | ---: | ---: |")
     shortlists = {}
     for q in query_ids:
         scores = corpus.bm25(queries[q])
-        shortlists[q] = (corpus.top(scores, args.keep), scores)
+        shortlists[q] = (corpus.top(scores, keep), scores)
     bm25 = statistics.fmean(
         ndcg_at(corpus.documents_of(shortlists[q][0]), qrels[q]) for q in query_ids
     )
