@@ -334,7 +334,11 @@ class Warmup:
                 self._changed.wait(0.05)
             if self._stop.is_set():
                 return False
-            if any(other.order() < job.order() for other in self._jobs.values()):
+            if any(
+                other.order() < job.order()
+                and (other.project_id, other.reason) != (job.project_id, job.reason)
+                for other in self._jobs.values()
+            ):  # another search of this very project just merges into the next round
                 self._requeue(job)
                 return False
         return True
