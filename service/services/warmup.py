@@ -105,8 +105,9 @@ class _Job:
     reason: WarmReason
     used: float
     """Wall-clock time of the use that queued it; more recent is warmed first."""
-    refs: dict[str, DocumentRef] = field(default_factory=dict)
-    documents: dict[str, SourceDocument] = field(default_factory=dict)
+    refs: dict[tuple[str, str], DocumentRef] = field(default_factory=dict)
+    """By (document id, content hash): a re-extracted document is another entry."""
+    documents: dict[tuple[str, str], SourceDocument] = field(default_factory=dict)
     """Documents to chunk into the index first (their refs are in ``refs`` too)."""
 
     def order(self) -> tuple[int, float]:
@@ -142,8 +143,8 @@ class Warmup:
         """Passages the warm-up itself embedded (not those embedded by queries)."""
         self._jobs: dict[tuple[str, WarmReason], _Job] = {}
         self._progress: dict[str, ProjectWarmth] = {}
-        self._warm_refs: dict[str, frozenset[str]] = {}
-        """Per project, the document ids of its last complete warm-up."""
+        self._warm_refs: dict[str, frozenset[tuple[str, str]]] = {}
+        """Per project, the (document id, content hash) of its last complete search warm-up."""
         self._queries = 0
         self._busy = False
         self._stop = threading.Event()
@@ -187,7 +188,7 @@ class Warmup:
             if (
                 reason == "search"
                 and not documents
-                and self._warm_refs.get(project_id) == frozenset(ref.id for ref in refs)
+                and self._warm_refs.get(project_id) == frozenset(map(_version, refs))
             ):
                 return
             job = self._jobs.get((project_id, reason))
@@ -195,10 +196,10 @@ class Warmup:
                 job = self._jobs[(project_id, reason)] = _Job(project_id, reason, 0.0)
             job.used = max(job.used, time.time() if used is None else used)
             for ref in refs:
-                job.refs.setdefault(ref.id, ref)
+                job.refs.setdefault(_version(ref), ref)
             for document in documents:
-                job.documents.setdefault(document.id, document)
-                job.refs.setdefault(document.id, document.ref)
+                job.documents.setdefault(_version(document), document)
+                job.refs.setdefault(_version(document), document.ref)
             if project_id not in self._progress or self._progress[project_id].state == "warm":
                 previous = self._progress.get(project_id)
                 self._progress[project_id] = ProjectWarmth(
@@ -348,10 +349,10 @@ class Warmup:
         queued = self._jobs.setdefault((job.project_id, job.reason), job)
         if queued is not job:
             queued.used = max(queued.used, job.used)
-            for ref_id, ref in job.refs.items():
-                queued.refs.setdefault(ref_id, ref)
-            for doc_id, document in job.documents.items():
-                queued.documents.setdefault(doc_id, document)
+            for version, ref in job.refs.items():
+                queued.refs.setdefault(version, ref)
+            for version, document in job.documents.items():
+                queued.documents.setdefault(version, document)
         self._set_state(job.project_id, "queued")
 
     def _warm(self, job: _Job) -> None:
@@ -362,7 +363,7 @@ class Warmup:
                 return
             self.index.add(documents[start : start + _DOCUMENTS_PER_STEP])
             for document in documents[start : start + _DOCUMENTS_PER_STEP]:
-                del job.documents[document.id]
+                del job.documents[_version(document)]
         passages = self._passages(job.refs.values())
         total = len(passages)
         if self.warmer is None:
@@ -412,7 +413,7 @@ class Warmup:
             state: Literal["queued", "warm"] = "queued" if queued else "warm"
             self._progress[job.project_id] = ProjectWarmth(job.project_id, warm, total, state)
             if job.reason == "search":
-                self._warm_refs[job.project_id] = frozenset(job.refs)
+                self._warm_refs[job.project_id] = frozenset(job.refs)  # (id, hash) keys
 
 
 async def project_warmth(
@@ -434,6 +435,10 @@ def summary(warmup: Warmup | None) -> WarmupSummary:
         passages_warm=sum(entry.passages_warm for entry in entries),
         passages_total=sum(entry.passages_total for entry in entries),
     )
+
+
+def _version(document: DocumentRef | SourceDocument) -> tuple[str, str]:
+    return (document.id, document.content_hash)
 
 
 def _lower_priority(nice: int) -> None:

@@ -154,6 +154,10 @@ def test_a_search_of_a_project_already_warm_queues_nothing() -> None:
         assert warmup.wait_idle(30)
         warmup.want("p", "search", refs=[d.ref for d in documents])
         assert warmup._jobs == {}
+        changed = documents[0].ref._replace(content_hash="re-extracted")
+        with warmup._changed:  # the worker cannot take the job while this holds its lock
+            warmup.want("p", "search", refs=[changed, documents[1].ref])
+            assert list(warmup._jobs) == [("p", "search")], "a new version is a new warm-up"
     finally:
         warmup.close()
 
