@@ -102,6 +102,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--keep", type=int, default=30, help="BM25 passages reranked per query")
     parser.add_argument("--skip-quality", action="store_true")
     parser.add_argument("--skip-cost", action="store_true")
+    parser.add_argument(
+        "--max-tokens", default="256,192,128", help="max_tokens values scored, comma-separated"
+    )
     args = parser.parse_args(argv)
 
     corpus = Corpus(load_corpus())
@@ -109,7 +112,8 @@ def main(argv: list[str] | None = None) -> None:
     if not args.skip_cost:
         _costs(corpus, queries, args.sample)
     if not args.skip_quality:
-        _quality(corpus, queries, args.queries, args.keep)
+        limits = [int(value) for value in args.max_tokens.split(",")]
+        _quality(corpus, queries, args.queries, args.keep, limits)
 
 
 def _costs(corpus: Corpus, queries: dict[str, str], sample: int) -> None:
@@ -141,7 +145,9 @@ def _costs(corpus: Corpus, queries: dict[str, str], sample: int) -> None:
     )
 
 
-def _quality(corpus: Corpus, queries: dict[str, str], count: int, keep: int) -> None:
+def _quality(
+    corpus: Corpus, queries: dict[str, str], count: int, keep: int, limits: Sequence[int]
+) -> None:
     qrels = load_qrels("train")
     query_ids = [q for q in qrels if q in queries][:count]
     print(f"\nquality: {len(query_ids)} train queries, BM25 top {keep} passages reranked")
@@ -155,7 +161,7 @@ def _quality(corpus: Corpus, queries: dict[str, str], count: int, keep: int) -> 
         ndcg_at(corpus.documents_of(shortlists[q][0]), qrels[q]) for q in query_ids
     )
     print(f"| BM25 alone | {bm25:.3f} | 0 |")
-    for max_tokens in (256, 192, 128):
+    for max_tokens in limits:
         local = LocalReranker(max_tokens=max_tokens, intra_op_num_threads=2, warm_threads=2)
         cpu = _cpu()
         local.warm(
