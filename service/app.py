@@ -78,12 +78,15 @@ def create_app(
 @contextlib.asynccontextmanager
 async def _background_tasks(runtime: Runtime) -> AsyncIterator[None]:
     """The in-process worker (unless turned off) and the cache warmers, for the app's lifetime."""
-    tasks = [
-        asyncio.create_task(runtime.search.warm_at_start(runtime.pool), name="warm-at-start"),
-        asyncio.create_task(
-            runtime.search.follow_ready_documents(runtime.database.url), name="follow-ready"
-        ),
-    ]
+    tasks: list[asyncio.Task[None]] = []
+    warmup = runtime.search.warmup
+    if warmup is not None:
+        tasks.append(asyncio.create_task(warmup.queue_recent(runtime.pool), name="warm-at-start"))
+        tasks.append(
+            asyncio.create_task(
+                warmup.follow_ready_documents(runtime.database.url), name="follow-ready"
+            )
+        )
     if runtime.settings.server.run_worker:
         tasks.append(
             asyncio.create_task(

@@ -190,6 +190,12 @@ class SearchSettings(BaseModel):
     """`auto` uses cohere when COHERE_API_KEY is set, else the local model."""
     rerank_timeout: float = Field(default=10.0, gt=0)
     """Seconds the reranker may take before results fall back to BM25 order."""
+    local_embed_budget: float = Field(default=0.5, ge=0)
+    """Seconds one search may spend embedding passages the local reranker has no vectors for yet; the rest rank by BM25 alone."""
+    warmup_batch: int = Field(default=4, ge=1, le=64)
+    """Passages the background warm-up embeds between two checks for waiting searches."""
+    warmup_nice: int = Field(default=10, ge=0, le=19)
+    """How much lower than the server's the warm-up thread's OS priority is (Unix nice)."""
     cohere_model: str = "rerank-v4.0-fast"
     """Cohere rerank model."""
     cohere_base_url: str = "https://api.cohere.com"

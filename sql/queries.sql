@@ -163,12 +163,12 @@ ORDER BY created_at, id;
 
 -- fetch_documents_markdown --
 -- The Markdown of the given documents, for the in-memory chunk cache
-SELECT id, name, content_hash, markdown FROM documents
+SELECT id, project_id, name, content_hash, markdown FROM documents
 WHERE id = ANY(%(document_ids)s::uuid[]) AND status = 'ready';
 
 -- list_recent_ready_documents --
 -- The most recently extracted searchable documents, for warming caches at start-up
-SELECT id, name, content_hash, markdown FROM documents
+SELECT id, project_id, name, content_hash, markdown, extracted_at FROM documents
 WHERE status = 'ready' ORDER BY extracted_at DESC NULLS LAST LIMIT %(limit)s;
 
 -- claim_document_for_extraction --

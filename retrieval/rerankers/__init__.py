@@ -58,6 +58,8 @@ class LocalOptions(TypedDict, total=False):
     intra_op_num_threads: int | None
     cache_max_entries: int
     cache_max_bytes: int
+    warm_threads: int | None
+    embed_budget: float | None
 
 
 class _AnyOptions(CohereOptions, LocalOptions, total=False):

@@ -42,6 +42,10 @@ class WarmableReranker(Reranker, Protocol):
         """Prepare the ``(key, text)`` passages; return how many needed work."""
         ...
 
+    def uncached(self, keys: Iterable[str]) -> list[str]:
+        """Those of ``keys`` not prepared yet (how much warming is left)."""
+        ...
+
 
 @runtime_checkable
 class LoadableReranker(Reranker, Protocol):

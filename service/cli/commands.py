@@ -95,11 +95,17 @@ def command_errors(func: Callable[P, T]) -> Callable[P, T]:
     return wrapper
 
 
-def run_with_runtime(settings: Settings, work: Callable[[Runtime], Awaitable[T]]) -> T:
-    """Open the runtime (database, migrations, pool), run ``work``, close it all."""
+def run_with_runtime(
+    settings: Settings, work: Callable[[Runtime], Awaitable[T]], *, background: bool = False
+) -> T:
+    """Open the runtime (database, migrations, pool), run ``work``, close it all.
+
+    One-shot by default: nothing is warmed in the background (a search would
+    otherwise queue its whole project); long-running commands pass ``background=True``.
+    """
 
     async def main() -> T:
-        async with open_runtime(settings) as runtime:
+        async with open_runtime(settings, background=background) as runtime:
             return await work(runtime)
 
     return asyncio.run(main())
@@ -628,7 +634,7 @@ def mcp_command(project_name: str | None, user_name: str | None) -> None:
         principal = await acting_user(runtime, user_name)
         await serve_stdio(runtime, principal, project_name)
 
-    run_with_runtime(get_settings(), work)
+    run_with_runtime(get_settings(), work, background=True)
 
 
 @main.command()

@@ -33,11 +33,34 @@ class RerankerCheck(Struct):
     detail: str
 
 
+class WarmupCheck(Struct):
+    """The background warm-up of this process's search caches, all projects together."""
+
+    projects_warming: int
+    passages_warm: int
+    passages_total: int
+
+
 class Health(Struct):
     status: Literal["ok", "degraded", "unavailable"]
     database: Check
     blob_store: Check
     reranker: RerankerCheck
+    warmup: WarmupCheck
+
+
+class ProjectWarmup(Struct):
+    """How warm one project's search caches are in the process that answered."""
+
+    project_id: UUID
+    state: Literal["cold", "queued", "warming", "warm"]
+    passages_warm: int
+    passages_total: int
+    """0 until the warm-up has reached the project."""
+
+
+class Status(Struct):
+    projects: list[ProjectWarmup]
 
 
 class Project(Struct):
@@ -243,6 +266,8 @@ class SearchResponse(Struct):
     reranked: bool
     warnings: list[str]
     candidates: int
+    unscored: int
+    """Candidates the reranker had no score for yet (still warming): ranked by BM25 alone."""
     exhaustive: bool
     insufficient_evidence: Annotated[
         bool,
@@ -287,6 +312,7 @@ class SearchResponse(Struct):
             reranked=result.reranked,
             warnings=list(result.warnings),
             candidates=result.candidates,
+            unscored=result.unscored,
             exhaustive=result.exhaustive,
             insufficient_evidence=result.insufficient_evidence,
         )

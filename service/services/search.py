@@ -5,38 +5,30 @@ tokenised documents (keyed by document id + content hash, so it is correct
 after a change made by any replica) and the reranker. Document text is read
 from PostgreSQL only for documents the cache is missing. Every door searches
 through :func:`search_project`, which owns the rules (budget, limits, document
-checks, default project) and holds a connection only while it reads.
+checks, default project) and holds a connection only while it reads. Filling the caches
+ahead of queries is :mod:`service.services.warmup`'s job; each search marks
+itself running there (the warm-up pauses) and queues its project.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import logging
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
 from uuid import UUID
 
 import anyio.to_thread
-import psycopg
-from psycopg import sql as pgsql
-from psycopg.rows import dict_row
 
 from retrieval import ChunkIndex, DocumentRef, SearchResult, SourceDocument
 from retrieval import search as retrieve
 from retrieval.pipeline import validate_query
-from retrieval.rerankers import (
-    ClosableReranker,
-    LoadableReranker,
-    Reranker,
-    WarmableReranker,
-    make_reranker,
-)
+from retrieval.rerankers import ClosableReranker, LoadableReranker, Reranker, make_reranker
 from service.errors import DocumentNotFound, InvalidRequest
 from service.records import Principal, Project
 from service.services import documents, projects
-from service.services.extraction import READY_CHANNEL
-from service.storage.db import Connection, Pool, connection, fetch_all
+from service.services.warmup import Warmup, source
+from service.storage.db import Connection, connection, fetch_all
 
 if TYPE_CHECKING:
     from service.runtime import Runtime
@@ -45,8 +37,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MB = 1024 * 1024
-#: How many recently extracted documents are loaded into the cache at start-up.
-WARM_AT_START = 2000
 #: Most documents one search may be restricted to (each is looked up and checked).
 MAX_SEARCH_DOCUMENTS = 100
 
@@ -92,7 +82,7 @@ async def search_project(
             await _searchable_documents(conn, principal, target, wanted) if wanted else None
         )
         refs, loaded = await engine.load(conn, target.id, document_ids)
-    result = await engine.rank(query, refs, loaded, top_k=top_k)
+    result = await engine.rank(target.id, query, refs, loaded, top_k=top_k)
     return ProjectSearch(target, query, result)
 
 
@@ -138,13 +128,18 @@ def build_reranker(settings: Settings) -> Reranker:
             failure_threshold=settings.search.cohere_failure_threshold,
             cooldown=settings.search.cohere_cooldown_seconds,
         )
+    if kind == "local":
+        return make_reranker("local", embed_budget=settings.search.local_embed_budget)
     return make_reranker(kind)
 
 
 class SearchEngine:
     """The process's chunk cache and reranker: :meth:`load` reads, :meth:`rank` ranks."""
 
-    def __init__(self, settings: Settings, reranker: Reranker | None = None) -> None:
+    def __init__(
+        self, settings: Settings, reranker: Reranker | None = None, *, background: bool = True
+    ) -> None:
+        """``background=False`` (one-shot commands): no warm-up thread, nothing queued."""
         self.settings = settings
         self.index = ChunkIndex(
             chunk_size=settings.search.chunk_size,
@@ -152,10 +147,18 @@ class SearchEngine:
             max_bytes=settings.search.cache_max_mb * MB,
         )
         self.reranker = reranker or build_reranker(settings)
-        self._warmer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shortlist-warm")
+        self.warmup: Warmup | None = None
+        if background:
+            self.warmup = Warmup(
+                self.index,
+                self.reranker,
+                batch_size=settings.search.warmup_batch,
+                nice=settings.search.warmup_nice,
+            )
 
     def close(self) -> None:
-        self._warmer.shutdown(wait=False, cancel_futures=True)
+        if self.warmup is not None:
+            self.warmup.close()
         if isinstance(self.reranker, ClosableReranker):  # Cohere's HTTP connections
             self.reranker.close()
 
@@ -195,6 +198,7 @@ class SearchEngine:
 
     async def rank(
         self,
+        project_id: UUID,
         query: str,
         refs: Sequence[DocumentRef],
         loaded: Sequence[SourceDocument],
@@ -203,21 +207,22 @@ class SearchEngine:
     ) -> SearchResult:
         """The best passages of ``refs`` for ``query``, cited (in a thread; no database)."""
         search_settings = self.settings.search
-        result = await anyio.to_thread.run_sync(
-            lambda: retrieve(
-                self.index,
-                query,
-                refs,
-                reranker=self.reranker,
-                top_k=top_k,
-                keep=search_settings.shortlist_keep,
-                max_candidates=search_settings.max_candidates,
-                rerank_timeout=search_settings.rerank_timeout,
-                documents=loaded,
+        with self.warmup.query() if self.warmup else contextlib.nullcontext():
+            result = await anyio.to_thread.run_sync(
+                lambda: retrieve(
+                    self.index,
+                    query,
+                    refs,
+                    reranker=self.reranker,
+                    top_k=top_k,
+                    keep=search_settings.shortlist_keep,
+                    max_candidates=search_settings.max_candidates,
+                    rerank_timeout=search_settings.rerank_timeout,
+                    documents=loaded,
+                )
             )
-        )
-        if loaded:
-            self.warm(loaded)
+        if self.warmup is not None:
+            self.warmup.want(str(project_id), "search", refs=refs)
         return result
 
     async def _load_missing(
@@ -229,61 +234,4 @@ class SearchEngine:
         rows = await fetch_all(
             conn, "fetch_documents_markdown", document_ids=[UUID(ref.id) for ref in missing]
         )
-        return [_source(row) for row in rows]
-
-    # --- warming -----------------------------------------------------------
-
-    def warm(self, documents: Iterable[SourceDocument]) -> None:
-        """In the background: cache the documents' chunks and the reranker's passage vectors."""
-        batch = list(documents)
-        if batch:
-            self._warmer.submit(self._warm_now, batch)
-
-    def _warm_now(self, documents: list[SourceDocument]) -> None:
-        try:
-            self.index.add(documents)
-            reranker = self.reranker
-            if not isinstance(reranker, WarmableReranker):
-                return
-            for document in documents:
-                reranker.warm(
-                    (chunk.key, chunk.passage) for chunk in self.index.chunks(document.ref)
-                )
-        except Exception:
-            logger.exception("warming the search caches failed")
-
-    async def warm_at_start(self, pool: Pool) -> None:
-        """Load the most recently extracted documents into the caches."""
-        try:
-            async with pool.connection() as conn:
-                rows = await fetch_all(conn, "list_recent_ready_documents", limit=WARM_AT_START)
-        except (psycopg.Error, OSError):
-            logger.warning("could not read documents to warm the caches at start-up")
-            return
-        self.warm(_source(row) for row in rows)
-
-    async def follow_ready_documents(self, url: str) -> None:
-        """Warm each document as soon as any worker announces it ready (LISTEN/NOTIFY).
-
-        Reconnects after a database outage; runs until cancelled.
-        """
-        while True:
-            try:
-                async with await psycopg.AsyncConnection.connect(
-                    url, autocommit=True, row_factory=dict_row
-                ) as conn:
-                    await conn.execute(
-                        pgsql.SQL("LISTEN {}").format(pgsql.Identifier(READY_CHANNEL))
-                    )
-                    async for notify in conn.notifies():
-                        await self._warm_one(conn, notify.payload)
-            except (psycopg.Error, OSError):
-                await asyncio.sleep(2.0)
-
-    async def _warm_one(self, conn: Connection, document_id: str) -> None:
-        rows = await fetch_all(conn, "fetch_documents_markdown", document_ids=[UUID(document_id)])
-        self.warm(_source(row) for row in rows)
-
-
-def _source(row: dict[str, Any]) -> SourceDocument:
-    return SourceDocument(str(row["id"]), row["name"], row["content_hash"], row["markdown"])
+        return [source(row) for row in rows]

@@ -1,13 +1,18 @@
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import psycopg
 import pytest
+
+from tests.support.paths import SCIFACT_DIR
 
 
 def shortlist(db_url: str, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -212,6 +217,63 @@ def test_ingest_then_search_returns_the_cited_page(db_url: str, tmp_path: Path) 
     assert report["documents"] == 1 and report["questions"] >= 1
     assert report["keeps"][-1] == {"keep": report["passages"], "agreement": 1.0}
     assert report["smallest_keep"] is not None
+
+
+def _add_ready_abstracts(db_url: str, count: int) -> None:
+    """``count`` SciFact abstracts as ready documents of the only project (no extraction)."""
+    with (SCIFACT_DIR / "corpus.jsonl").open(encoding="utf-8") as lines:
+        rows = [json.loads(line) for _, line in zip(range(count), lines, strict=False)]
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        (project_id,) = conn.execute("SELECT id FROM projects").fetchone() or (None,)
+        for row in rows:
+            markdown = f"<!-- page 1 -->\n# {row['title']}\n\n{row['text']}\n"
+            conn.execute(
+                "INSERT INTO documents (project_id, name, content_type, size_bytes, status,"
+                " markdown, content_hash, kind, page_count, extracted_at)"
+                " VALUES (%s, %s, 'text/markdown', %s, 'ready', %s, %s, 'text', 1, now())",
+                (
+                    project_id,
+                    f"{row['_id']}.md",
+                    len(markdown),
+                    markdown,
+                    hashlib.sha256(markdown.encode()).hexdigest(),
+                ),
+            )
+
+
+def test_search_exits_promptly_after_printing_without_warming_the_project(
+    db_url: str, tmp_path: Path
+) -> None:
+    shortlist(db_url, tmp_path, "user", "create", "alice")
+    _add_ready_abstracts(db_url, 400)  # ~800 passages: minutes of embedding on 2 busy cores
+    env = {
+        **os.environ,
+        "DATABASE_URL": db_url,
+        "SHORTLIST_DATA_DIR": str(tmp_path),
+        "SHORTLIST_SEARCH__RERANKER": "local",
+    }
+    env.pop("COHERE_API_KEY", None)
+    started = time.monotonic()
+    with subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "search", "vitamin D deficiency", "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    ) as process:
+        assert process.stdout is not None
+        printed = process.stdout.readline()
+        printed_at = time.monotonic()
+        process.wait(timeout=120)
+        exited_at = time.monotonic()
+
+    assert process.returncode == 0
+    body = json.loads(printed)
+    assert body["reranker"] == "local"
+    assert body["results"], "the search found nothing to print"
+    # Generous: interpreter and runtime teardown. Warming the project would take minutes.
+    assert exited_at - printed_at < 10.0, f"exited {exited_at - printed_at:.1f} s after printing"
+    assert printed_at - started < 60.0
 
 
 def test_upload_goes_through_the_grant_flow_to_a_running_service(

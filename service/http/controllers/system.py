@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 import anyio.to_thread
 from litestar import Controller, Response, get
 
 from service.errors import ShortlistError
-from service.http.dependencies import PrincipalDep, RuntimeDep
-from service.http.schemas import Check, Health, Me, RerankerCheck
+from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
+from service.http.schemas import (
+    Check,
+    Health,
+    Me,
+    ProjectWarmup,
+    RerankerCheck,
+    Status,
+    WarmupCheck,
+)
 from service.runtime import Runtime
+from service.services import warmup
 from service.storage.blobs import BlobStoreError
 from service.storage.db import ping
 
@@ -29,7 +39,7 @@ class SystemController(Controller):
 
     @get("/health", operation_id="GetHealth", exclude_from_auth=True)
     async def health(self, runtime: RuntimeDep) -> Response[Health]:
-        """Readiness of the database, the blob store and the reranker.
+        """Readiness of the database, the blob store and the reranker; warm-up totals.
 
         Returns:
             200 when the database answers (even if another part is degraded), else 503.
@@ -48,10 +58,43 @@ class SystemController(Controller):
             status = "ok"
         else:
             status = "degraded"
-        body = Health(status=status, database=database, blob_store=blob_store, reranker=reranker)
+        totals = warmup.summary(runtime.search.warmup)
+        body = Health(
+            status=status,
+            database=database,
+            blob_store=blob_store,
+            reranker=reranker,
+            warmup=WarmupCheck(
+                projects_warming=totals.projects_warming,
+                passages_warm=totals.passages_warm,
+                passages_total=totals.passages_total,
+            ),
+        )
         return Response(body, status_code=200 if database.ok else 503)
 
     @get("/me", operation_id="GetMe")
     async def me(self, principal: PrincipalDep) -> Me:
         """The user the presented token belongs to."""
         return Me(id=principal.user_id, name=principal.user_name)
+
+    @get("/status", operation_id="GetStatus")
+    async def status(
+        self, runtime: RuntimeDep, conn: ConnectionDep, principal: PrincipalDep
+    ) -> Status:
+        """How warm each of the caller's projects is in the process that answers.
+
+        Until a project is warm, searches may rank some passages by BM25 alone
+        (``unscored`` in the search response); results may improve.
+        """
+        found = await warmup.project_warmth(conn, principal.user_id, runtime.search.warmup)
+        return Status(
+            projects=[
+                ProjectWarmup(
+                    project_id=UUID(entry.project_id),
+                    state=entry.state,
+                    passages_warm=entry.passages_warm,
+                    passages_total=entry.passages_total,
+                )
+                for entry in found
+            ]
+        )

@@ -16,7 +16,7 @@ import pytest
 
 from retrieval.rerankers.embedder import DIMENSIONS, MiniLMEmbedder
 from retrieval.rerankers.fusion import min_max
-from retrieval.rerankers.local import LocalReranker
+from retrieval.rerankers.local import UNSCORED_WARNING, LocalReranker
 from retrieval.rerankers.vector_cache import VectorCache
 from retrieval.types import Candidate
 from tests.support.paths import REPO_DIR
@@ -55,7 +55,7 @@ socket.socket.connect = refuse
 socket.socket.connect_ex = refuse
 socket.create_connection = lambda address, *a, **k: refuse(None, address)
 
-from retrieval.rerankers.local import LocalReranker
+from retrieval.rerankers.local import UNSCORED_WARNING, LocalReranker
 from retrieval.types import Candidate
 reranker = LocalReranker(intra_op_num_threads=1)
 candidates = [Candidate("a", "The weather in Paris today.", 2.0),
@@ -171,8 +171,7 @@ def test_cold_cache_answers_partially_by_the_deadline() -> None:
     assert result.reranked
     assert 0 < len(result.unscored) < len(candidates)
     assert result.warnings == (
-        f"local: {len(result.unscored)} of {len(candidates)} candidates "
-        "not scored before the deadline",
+        UNSCORED_WARNING.format(unscored=len(result.unscored), total=len(candidates)),
     )
     # Embedding goes in BM25 order, so the unscored are the BM25 tail...
     assert result.unscored == tuple(range(len(candidates) - len(result.unscored), len(candidates)))
@@ -237,3 +236,55 @@ def test_concurrent_reranks_share_the_model_and_agree(shared: LocalReranker) -> 
     assert all(result.reranked for result in results)
     for result in results[1:]:
         assert result.scores == pytest.approx(results[0].scores, abs=1e-5)
+
+
+def test_the_embedding_budget_bounds_a_cold_query_below_its_deadline() -> None:
+    reranker = LocalReranker(intra_op_num_threads=2, embed_budget=0.3)
+    reranker.load()
+    candidates = [_candidate(_long_passage(n), 100.0 - n) for n in range(60)]
+    started = time.monotonic()
+    result = reranker.rerank("protein expression", candidates, deadline=started + 30)
+    elapsed = time.monotonic() - started
+    assert elapsed < 0.3 + 0.6  # the budget, one query vector and one batch's overrun at most
+    assert result.reranked
+    assert 0 < len(result.unscored) < len(candidates)
+    assert result.warnings == (
+        UNSCORED_WARNING.format(unscored=len(result.unscored), total=len(candidates)),
+    )
+
+
+def test_a_repeated_query_reuses_its_vector() -> None:
+    reranker = LocalReranker(intra_op_num_threads=2, query_cache_entries=1)
+    candidates = [_candidate("Statins lower cholesterol.", 2.0), _candidate("Rain.", 1.0)]
+    deadline = time.monotonic() + 30
+    first = reranker.rerank("statins", candidates, deadline=deadline)
+    again = reranker.rerank("statins", candidates, deadline=deadline)
+    assert reranker.queries_embedded == 1
+    assert again.scores == first.scores
+    reranker.rerank("cholesterol", candidates, deadline=deadline)
+    reranker.rerank("statins", candidates, deadline=deadline)  # evicted by the bound of 1
+    assert reranker.queries_embedded == 3
+
+
+def test_warm_embeds_on_its_own_session_and_tells_what_is_uncached() -> None:
+    reranker = LocalReranker(intra_op_num_threads=2, warm_threads=1)
+    candidates = [_candidate(f"Passage {n} about insulin.", float(n)) for n in range(5)]
+    keys = [c.key for c in candidates]
+    assert reranker.uncached(keys) == keys
+    assert reranker.warm((c.key, c.text) for c in candidates[:3]) == 3
+    assert reranker.uncached(keys) == keys[3:]
+    query_session = reranker.load()
+    assert query_session is not None
+    warmed = reranker.cache.get_many(reranker.model_id, keys[:1])[keys[0]]
+    assert np.allclose(warmed, query_session.embed([candidates[0].text])[0], atol=1e-4)
+
+
+def test_one_slow_moment_does_not_stop_later_queries_from_scoring() -> None:
+    reranker = LocalReranker(intra_op_num_threads=2, embed_budget=0.3)
+    reranker.load()
+    reranker._seconds_per_passage = 5.0  # as measured once while the machine was swamped
+    candidates = [_candidate(_long_passage(n), 100.0 - n) for n in range(20)]
+    result = reranker.rerank("protein expression", candidates, deadline=time.monotonic() + 30)
+    assert result.reranked
+    assert len(result.unscored) < len(candidates)
+    assert reranker._seconds_per_passage is not None and reranker._seconds_per_passage < 5.0
