@@ -76,6 +76,23 @@ CREATE TABLE documents (
 CREATE UNIQUE INDEX documents_project_name_key ON documents (project_id, lower(btrim(name)));
 CREATE INDEX documents_project_status_idx ON documents (project_id, status);
 
+-- Documents an assistant asked for (MCP request_document): logged, never fetched, until the
+-- project's owner approves one with an address, which runs a URL import.
+CREATE TABLE document_requests (
+    id               uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    project_id       uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    title            text NOT NULL CHECK (length(btrim(title)) BETWEEN 1 AND 300),
+    source_url       text CHECK (length(source_url) <= 2048),
+    reason           text NOT NULL DEFAULT '' CHECK (length(reason) <= 2000),
+    status           text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'approved')),
+    times_requested  integer NOT NULL DEFAULT 1 CHECK (times_requested >= 1),
+    document_id      uuid REFERENCES documents (id) ON DELETE SET NULL,
+    created_at       timestamptz NOT NULL DEFAULT now(),
+    updated_at       timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX document_requests_pending_title_key
+    ON document_requests (project_id, lower(btrim(title))) WHERE status = 'pending';
+
 -- Which of procrastinate's own migration files this database has had (service/queue_schema.py).
 CREATE TABLE queue_migrations (
     name        text PRIMARY KEY,
