@@ -310,3 +310,36 @@ UPDATE document_requests SET document_id = %(document_id)s, updated_at = now()
 WHERE id = %(request_id)s
 RETURNING id, project_id, title, source_url, reason, status, times_requested, document_id,
           created_at, updated_at;
+
+-- list_synced_documents --
+-- A project's documents kept by `shortlist sync`, with what the last sync saw of each file
+SELECT id, name, status, error_code, error_message, sync_path, original_sha256, sync_size,
+       sync_mtime_ns
+FROM documents WHERE project_id = %(project_id)s AND sync_path IS NOT NULL
+ORDER BY sync_path;
+
+-- mark_document_synced --
+-- Remember which file a document mirrors: its path, its bytes' hash, size and mtime
+UPDATE documents SET sync_path = %(sync_path)s, original_sha256 = %(original_sha256)s,
+       sync_size = %(sync_size)s, sync_mtime_ns = %(sync_mtime_ns)s, updated_at = now()
+WHERE id = %(document_id)s;
+
+-- move_synced_document --
+-- A synced file moved or renamed with the same bytes: the document follows it, extraction kept
+UPDATE documents SET sync_path = %(sync_path)s, name = btrim(%(name)s), sync_size = %(sync_size)s,
+       sync_mtime_ns = %(sync_mtime_ns)s, updated_at = now()
+WHERE id = %(document_id)s;
+
+-- replace_synced_original --
+-- A synced file's bytes changed: point at the new original, claimed for extraction again
+UPDATE documents SET object_key = %(object_key)s, content_type = %(content_type)s,
+       size_bytes = %(size_bytes)s, original_sha256 = %(original_sha256)s,
+       sync_size = %(sync_size)s, sync_mtime_ns = %(sync_mtime_ns)s,
+       status = 'processing', attempts = 1, error_code = NULL, error_message = NULL,
+       updated_at = now()
+WHERE id = %(document_id)s
+RETURNING id;
+
+-- fetch_document_object_key --
+-- Where a document's original is in the blob store (before it is replaced)
+SELECT object_key FROM documents WHERE id = %(document_id)s;

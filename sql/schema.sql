@@ -70,11 +70,19 @@ CREATE TABLE documents (
     updated_at     timestamptz NOT NULL DEFAULT now(),
     extracted_at   timestamptz,
     source_url     text CHECK (length(source_url) <= 2048),
+    -- Kept by `shortlist sync`: the file's path under the synced folder, its bytes' SHA-256,
+    -- and the size and mtime it had when last read.
+    sync_path       text CHECK (length(sync_path) <= 4096),
+    original_sha256 text CHECK (length(original_sha256) = 64),
+    sync_size       bigint,
+    sync_mtime_ns   bigint,
     CHECK (status <> 'ready' OR (markdown IS NOT NULL AND content_hash IS NOT NULL)),
     CHECK (status <> 'error' OR error_code IS NOT NULL)
 );
 CREATE UNIQUE INDEX documents_project_name_key ON documents (project_id, lower(btrim(name)));
 CREATE INDEX documents_project_status_idx ON documents (project_id, status);
+CREATE UNIQUE INDEX documents_project_sync_path_key ON documents (project_id, sync_path)
+    WHERE sync_path IS NOT NULL;
 
 -- Documents an assistant asked for (MCP request_document): logged, never fetched, until the
 -- project's owner approves one with an address, which runs a URL import.
