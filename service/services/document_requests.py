@@ -23,6 +23,7 @@ from service.errors import (
 )
 from service.records import Document, DocumentRequest, Principal
 from service.services import imports, projects
+from service.services.filenames import unsafe_characters
 from service.services.url_fetch import MAX_URL_LENGTH
 from service.storage.db import Connection, execute, fetch_all, fetch_one
 
@@ -84,6 +85,8 @@ async def request_document(
         raise InvalidRequest(
             "Say which document is wanted: the title may not be empty.", field="title"
         )
+    if problem := unsafe_characters(clean_title):
+        raise InvalidRequest(f"The title contains {problem}; write it plainly.", field="title")
     url = _source_url(source_url)
     clean_reason = _field(reason, "reason", MAX_REASON_CHARS)
     row = await fetch_one(
@@ -165,7 +168,7 @@ async def approve_request(
         document = await imports.import_url(
             runtime, conn, principal, project_id=project_id, url=url, filename=filename
         )
-    except BaseException:
+    except Exception:
         await execute(conn, "release_document_request", request_id=request_id)
         raise
     linked = await fetch_one(

@@ -235,6 +235,8 @@ async def _sync_one(
 ) -> Entry:
     if known is not None and (known.size, known.mtime_ns) == (item.size, item.mtime_ns):
         return _as_it_stands(known, item)
+    # The size rule (and name and kind) before reading: a huge file is refused unread.
+    uploads.check_file(runtime, item.path.name, _content_type(item.path.name), item.size)
     data = await anyio.to_thread.run_sync(item.path.read_bytes)
     sha = hashlib.sha256(data).hexdigest()
     if known is not None and known.sha256 == sha:

@@ -52,6 +52,8 @@ async def add_text_document(
     runtime.upload_limiter.check(str(principal.token_id))
     async with connection(runtime.pool) as conn:
         await projects.get_project(conn, principal.user_id, project_id)
+    if not name.strip():
+        raise InvalidRequest("Give the document a name, e.g. notes.md.", field="name")
     if not content.strip():
         raise InvalidRequest("The content is empty: pass the document's text.", field="content")
     if "\x00" in content:

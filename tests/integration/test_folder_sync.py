@@ -183,3 +183,27 @@ def test_sync_json_reports_counts_and_exits_2_when_a_file_failed(
     again = shortlist("sync", str(root))
     assert again.returncode == 2
     assert "1 unchanged" in again.stdout and "failed   broken.pdf" in again.stderr
+
+
+async def test_a_file_over_the_upload_limit_fails_with_the_limit_and_is_not_stored(
+    settings: Settings, tmp_path: Path
+) -> None:
+    limited = settings.model_copy(
+        update={"storage": settings.storage.model_copy(update={"max_upload_bytes": 100})}
+    )
+    root = tmp_path / "big"
+    write(root / "huge.md", "# Huge\n\n" + "word " * 100)
+    write(root / "small.md", "# Small\n\nFits.\n")
+    async with open_runtime(limited) as runtime:
+        async with connection(runtime.pool) as conn:
+            owner = await users.create_user(conn, "owner")
+            principal = await users.authenticate(conn, owner.token)
+        report = await folder_sync.sync_folders(runtime, principal, owner.project.id, [root])
+        async with connection(runtime.pool) as conn:
+            listed = await documents.list_documents(conn, principal, owner.project.id)
+
+    shown = folder_sync.report_json(report)
+    assert (shown["added"], shown["failed"]) == (1, 1), shown
+    (failed,) = shown["details"]["failed"]
+    assert failed["path"] == "huge.md" and "the limit is" in failed["reason"]
+    assert [document.name for document in listed] == ["small.md"]
