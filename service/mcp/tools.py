@@ -294,19 +294,17 @@ async def add_document(
         caller.runtime, caller.principal, project_id=target.id, name=name, content=content
     )
     document = added.document
-    structured = {"project": {"id": str(target.id), "name": target.name}}
-    structured["document"] = document_entry(document)
+    structured = {
+        "project": {"id": str(target.id), "name": target.name},
+        "document": document_entry(document),
+    }
     if not document.searchable:
         failure = documents_service.failure_of(document)
+        code = f" (error: {failure.code})" if failure else ""
         reason = render.unsearchable_reason(document)
+        text = f"Stored {document.name!r} in project {target.name!r}, but it is {reason}.{code}"
         return CallToolResult(
-            content=[
-                TextContent(
-                    type="text",
-                    text=f"Stored {document.name!r} in project {target.name!r}, but it is {reason}."
-                    + (f" (error: {failure.code})" if failure else ""),
-                )
-            ],
+            content=[TextContent(type="text", text=text)],
             structured_content=structured,
             is_error=True,
         )
