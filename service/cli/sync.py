@@ -25,7 +25,7 @@ from service.cli.commands import (
     run_with_runtime,
 )
 from service.runtime import Runtime
-from service.services import folder_sync, projects
+from service.services import projects
 from service.settings import get_settings
 from service.storage.db import connection
 
@@ -48,6 +48,7 @@ def sync(
     changed ones, remove deleted ones, skip unchanged ones. A `.shortlistignore` in a folder
     (gitignore syntax) excludes files; dot-files and Office lock files are skipped. Exits 2
     if any file failed."""
+    from service.services import folder_sync
 
     async def work(runtime: Runtime) -> folder_sync.Report:
         principal = await _acting_user(runtime, user_name)
