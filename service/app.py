@@ -18,6 +18,7 @@ from service.http.controllers.documents import DocumentController
 from service.http.controllers.imports import ImportController
 from service.http.controllers.mentions import MentionsController
 from service.http.controllers.projects import ProjectController
+from service.http.controllers.requests import DocumentRequestController
 from service.http.controllers.search import SearchController
 from service.http.controllers.system import SystemController
 from service.http.controllers.uploads import UploadController
@@ -130,6 +131,7 @@ def _api_router() -> Router:
             SearchController,
             MentionsController,
             ImportController,
+            DocumentRequestController,
             SessionController,
         ],
         middleware=[TokenAuthenticationMiddleware],

@@ -15,8 +15,10 @@ A subclass's docstring is its default message::
     ├── RequestTimedOut (408)
     ├── NotFound (404)
     │   ├── UserNotFound, ProjectNotFound, DocumentNotFound, UploadNotFound, TokenNotFound
+    │   └── DocumentRequestNotFound
     ├── Conflict (409)
     │   ├── UserExists, ProjectExists, DuplicateDocumentName, DocumentNotReady, UploadAlreadyUsed
+    │   └── DocumentRequestAlreadyApproved, TooManyDocumentRequests
     ├── UploadRefused (4xx: 413 too large, 415 type, 400 file not in the store)
     ├── UrlRefused (4xx: 400 not allowed, 422 unreachable, 413 too large, 415 type)
     ├── RateLimited (429)
@@ -128,6 +130,12 @@ class TokenNotFound(NotFound):
     code = "token_not_found"
 
 
+class DocumentRequestNotFound(NotFound):
+    """No such document request in this project."""
+
+    code = "document_request_not_found"
+
+
 class Conflict(ShortlistError):
     """The request conflicts with the current state."""
 
@@ -163,6 +171,19 @@ class UploadAlreadyUsed(Conflict):
     """That upload was already registered as a document."""
 
     code = "upload_already_used"
+
+
+class DocumentRequestAlreadyApproved(Conflict):
+    """That document request was already approved; its import is the project's document."""
+
+    code = "document_request_already_approved"
+
+
+class TooManyDocumentRequests(Conflict):
+    """The project holds as many pending document requests as it may; the owner has to approve
+    some before more can be logged."""
+
+    code = "too_many_document_requests"
 
 
 class UploadRefused(ShortlistError):

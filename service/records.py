@@ -151,3 +151,34 @@ class Document:
             extracted_at=row["extracted_at"],
             ocr_pages=tuple(row.get("ocr_pages") or ()),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRequest:
+    """A document an assistant asked for; approving it with an address imports it."""
+
+    id: UUID
+    project_id: UUID
+    title: str
+    source_url: str | None
+    reason: str
+    status: str
+    times_requested: int
+    document_id: UUID | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Self:
+        return cls(
+            id=row["id"],
+            project_id=row["project_id"],
+            title=row["title"],
+            source_url=row["source_url"],
+            reason=row["reason"],
+            status=row["status"],
+            times_requested=row["times_requested"],
+            document_id=row["document_id"],
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+        )

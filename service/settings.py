@@ -241,6 +241,15 @@ class FetchSettings(BaseModel):
     """Redirects followed (each checked again) before a fetch gives up."""
 
 
+class RequestSettings(BaseModel):
+    """Documents assistants ask for (the MCP tool ``request_document``)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    max_pending_per_project: int = Field(default=50, ge=1, le=10_000)
+    """Pending document requests one project may hold; past it a new title is refused."""
+
+
 class Settings(BaseSettings):
     """All of Shortlist's configuration."""
 
@@ -274,6 +283,7 @@ class Settings(BaseSettings):
     search: SearchSettings = Field(default_factory=SearchSettings)
     jobs: JobSettings = Field(default_factory=JobSettings)
     fetch: FetchSettings = Field(default_factory=FetchSettings)
+    requests: RequestSettings = Field(default_factory=RequestSettings)
 
     @property
     def public_url(self) -> str:

@@ -259,3 +259,91 @@ SELECT docs.id AS document_id, docs.name AS document_name, terms.ord AS term_ind
 FROM docs CROSS JOIN terms
 LEFT JOIN found_pages fp ON fp.id = docs.id AND fp.ord = terms.ord
 ORDER BY lower(docs.name), docs.id, terms.ord;
+
+-- join_pending_document_request --
+-- Count one more ask for a project's pending request with this title (compared case-insensitively)
+UPDATE document_requests
+SET times_requested = times_requested + 1,
+    source_url = coalesce(source_url, %(source_url)s),
+    updated_at = now()
+WHERE project_id = %(project_id)s AND status = 'pending'
+  AND lower(btrim(title)) = lower(btrim(%(title)s))
+RETURNING id, project_id, title, source_url, reason, status, times_requested, document_id,
+          created_at, updated_at;
+
+-- insert_document_request --
+-- Log a new request unless the project already has max_pending pending ones (a racing twin joins)
+INSERT INTO document_requests (project_id, title, source_url, reason)
+SELECT %(project_id)s, btrim(%(title)s), %(source_url)s, %(reason)s
+WHERE (SELECT count(*) FROM document_requests
+       WHERE project_id = %(project_id)s AND status = 'pending') < %(max_pending)s
+ON CONFLICT (project_id, lower(btrim(title))) WHERE status = 'pending'
+DO UPDATE SET times_requested = document_requests.times_requested + 1, updated_at = now()
+RETURNING id, project_id, title, source_url, reason, status, times_requested, document_id,
+          created_at, updated_at;
+
+-- list_document_requests --
+-- One of the user's projects' requests, pending first, then newest first
+SELECT r.id, r.project_id, r.title, r.source_url, r.reason, r.status, r.times_requested,
+       r.document_id, r.created_at, r.updated_at
+FROM document_requests r JOIN projects p ON p.id = r.project_id
+WHERE r.project_id = %(project_id)s AND p.user_id = %(user_id)s
+ORDER BY r.status = 'pending' DESC, r.updated_at DESC, r.id;
+
+-- fetch_document_request --
+-- One request of one of the user's projects
+SELECT r.id, r.project_id, r.title, r.source_url, r.reason, r.status, r.times_requested,
+       r.document_id, r.created_at, r.updated_at
+FROM document_requests r JOIN projects p ON p.id = r.project_id
+WHERE r.id = %(request_id)s AND r.project_id = %(project_id)s AND p.user_id = %(user_id)s;
+
+-- claim_document_request_for_approval --
+-- Mark a pending request approved (before its import runs); nothing if it is not pending
+UPDATE document_requests SET status = 'approved', updated_at = now()
+WHERE id = %(request_id)s AND project_id = %(project_id)s AND status = 'pending'
+RETURNING id;
+
+-- release_document_request --
+-- Put a request whose import was refused back to pending
+UPDATE document_requests SET status = 'pending', updated_at = now()
+WHERE id = %(request_id)s AND status = 'approved' AND document_id IS NULL;
+
+-- link_document_request --
+-- Record the document an approved request's import created
+UPDATE document_requests SET document_id = %(document_id)s, updated_at = now()
+WHERE id = %(request_id)s
+RETURNING id, project_id, title, source_url, reason, status, times_requested, document_id,
+          created_at, updated_at;
+
+-- list_synced_documents --
+-- A project's documents kept by `shortlist sync`, with what the last sync saw of each file
+SELECT id, name, status, error_code, error_message, sync_path, original_sha256, sync_size,
+       sync_mtime_ns
+FROM documents WHERE project_id = %(project_id)s AND sync_path IS NOT NULL
+ORDER BY sync_path;
+
+-- mark_document_synced --
+-- Remember which file a document mirrors: its path, its bytes' hash, size and mtime
+UPDATE documents SET sync_path = %(sync_path)s, original_sha256 = %(original_sha256)s,
+       sync_size = %(sync_size)s, sync_mtime_ns = %(sync_mtime_ns)s, updated_at = now()
+WHERE id = %(document_id)s;
+
+-- move_synced_document --
+-- A synced file moved or renamed with the same bytes: the document follows it, extraction kept
+UPDATE documents SET sync_path = %(sync_path)s, name = btrim(%(name)s), sync_size = %(sync_size)s,
+       sync_mtime_ns = %(sync_mtime_ns)s, updated_at = now()
+WHERE id = %(document_id)s;
+
+-- replace_synced_original --
+-- A synced file's bytes changed: point at the new original, claimed for extraction again
+UPDATE documents SET object_key = %(object_key)s, content_type = %(content_type)s,
+       size_bytes = %(size_bytes)s, original_sha256 = %(original_sha256)s,
+       sync_size = %(sync_size)s, sync_mtime_ns = %(sync_mtime_ns)s,
+       status = 'processing', attempts = 1, error_code = NULL, error_message = NULL,
+       updated_at = now()
+WHERE id = %(document_id)s
+RETURNING id;
+
+-- fetch_document_object_key --
+-- Where a document's original is in the blob store (before it is replaced)
+SELECT object_key FROM documents WHERE id = %(document_id)s;

@@ -74,11 +74,36 @@ CREATE TABLE documents (
     extracted_at   timestamptz,
     source_url     text CHECK (length(source_url) <= 2048),
     ocr_pages      integer[] NOT NULL DEFAULT '{}',
+    -- Kept by `shortlist sync`: the file's path under the synced folder, its bytes' SHA-256,
+    -- and the size and mtime it had when last read.
+    sync_path       text CHECK (length(sync_path) <= 4096),
+    original_sha256 text CHECK (length(original_sha256) = 64),
+    sync_size       bigint,
+    sync_mtime_ns   bigint,
     CHECK (status <> 'ready' OR (markdown IS NOT NULL AND content_hash IS NOT NULL)),
     CHECK (status <> 'error' OR error_code IS NOT NULL)
 );
 CREATE UNIQUE INDEX documents_project_name_key ON documents (project_id, lower(btrim(name)));
 CREATE INDEX documents_project_status_idx ON documents (project_id, status);
+CREATE UNIQUE INDEX documents_project_sync_path_key ON documents (project_id, sync_path)
+    WHERE sync_path IS NOT NULL;
+
+-- Documents an assistant asked for (MCP request_document): logged, never fetched, until the
+-- project's owner approves one with an address, which runs a URL import.
+CREATE TABLE document_requests (
+    id               uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    project_id       uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    title            text NOT NULL CHECK (length(btrim(title)) BETWEEN 1 AND 300),
+    source_url       text CHECK (length(source_url) <= 2048),
+    reason           text NOT NULL DEFAULT '' CHECK (length(reason) <= 2000),
+    status           text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'approved')),
+    times_requested  integer NOT NULL DEFAULT 1 CHECK (times_requested >= 1),
+    document_id      uuid REFERENCES documents (id) ON DELETE SET NULL,
+    created_at       timestamptz NOT NULL DEFAULT now(),
+    updated_at       timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX document_requests_pending_title_key
+    ON document_requests (project_id, lower(btrim(title))) WHERE status = 'pending';
 
 -- Which of procrastinate's own migration files this database has had (service/queue_schema.py).
 CREATE TABLE queue_migrations (

@@ -71,12 +71,39 @@ with the number of occurrences and pages per document and the number of document
 checked. Exhaustive, unlike search: use it for "list all", "how many", "which documents \
 mention…" and to confirm that something is NOT in the documents."""
 
+ADD_DESCRIPTION = """\
+Add a document to the project from text you pass: Markdown or plain text, such as notes or \
+a summary the user asked you to keep. It is stored and extracted like an uploaded file and \
+is searchable as soon as this returns. Changes the user's project: only call it when the \
+user asked for the text to be kept. The name gets ".md" unless it ends in .md or .txt."""
+
+IMPORT_DESCRIPTION = """\
+Import a document into the project from a public https:// address (PDF, Office, EPUB, \
+HTML, Markdown, text…). Returns at once with the document pending: it is fetched and \
+extracted in the background, so check list_documents before searching it. Private, \
+loopback and cloud-metadata addresses are refused. Changes the user's project: only \
+import what the user asked for."""
+
+REQUEST_DESCRIPTION = """\
+Log a request for a document the project lacks (by title, optionally where to find it), \
+for the project's owner to review. Nothing is fetched and the document does NOT become \
+available: tell the user it was requested, never cite it. Asking again for the same title \
+adds to the existing request."""
+
 PROJECT_HELP = (
     "Project name or id. Default: the server's --project (stdio), else your only project, "
     "else your project named 'default'."
 )
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+#: Tools that add to the user's project; none deletes or overwrites anything.
+WRITES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+#: A write that also reaches out to an address on the web.
+WRITES_FROM_WEB = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True
+)
 
 
 class ShortlistServer(MCPServer[Any]):
@@ -167,6 +194,43 @@ def build_server(caller_of: CallerLookup, settings: Settings) -> MCPServer[Any]:
     ) -> CallToolResult:
         wanted = [terms] if isinstance(terms, str) else terms
         return await tools.find_mentions(caller_of(ctx), wanted, project=project, match=match)
+
+    @server.tool(name="add_document", description=ADD_DESCRIPTION, annotations=WRITES)
+    async def add_document(
+        name: Annotated[str, Field(description='Document name, e.g. "meeting-notes.md".')],
+        content: Annotated[str, Field(description="The document's text: Markdown or plain.")],
+        ctx: Context,
+        project: Annotated[str | None, Field(description=PROJECT_HELP)] = None,
+    ) -> CallToolResult:
+        return await tools.add_document(caller_of(ctx), name, content, project=project)
+
+    @server.tool(name="import_url", description=IMPORT_DESCRIPTION, annotations=WRITES_FROM_WEB)
+    async def import_url(
+        url: Annotated[str, Field(description="The document's https:// address.")],
+        ctx: Context,
+        project: Annotated[str | None, Field(description=PROJECT_HELP)] = None,
+        filename: Annotated[
+            str | None,
+            Field(description="Name for the document. Default: the address's last segment."),
+        ] = None,
+    ) -> CallToolResult:
+        return await tools.import_url(caller_of(ctx), url, project=project, filename=filename)
+
+    @server.tool(name="request_document", description=REQUEST_DESCRIPTION, annotations=WRITES)
+    async def request_document(
+        title: Annotated[str, Field(description="Which document is wanted (up to 300 chars).")],
+        ctx: Context,
+        source_url: Annotated[
+            str | None, Field(description="Where it might be found, if known (never fetched).")
+        ] = None,
+        reason: Annotated[
+            str | None, Field(description="Why it is needed (up to 2,000 characters).")
+        ] = None,
+        project: Annotated[str | None, Field(description=PROJECT_HELP)] = None,
+    ) -> CallToolResult:
+        return await tools.request_document(
+            caller_of(ctx), title, source_url=source_url, reason=reason, project=project
+        )
 
     @server.resource(
         "shortlist://projects/{project}/documents",

@@ -20,9 +20,12 @@ from service.errors import ShortlistError, as_shortlist_error
 from service.mcp import render
 from service.mcp.caller import Caller, resolve_project
 from service.records import Document, Project
+from service.services import document_requests as requests_service
 from service.services import documents as documents_service
+from service.services import imports as imports_service
 from service.services import mentions as mentions_service
 from service.services import search as search_service
+from service.services import text_documents
 from service.storage.db import Connection, connection
 
 P = ParamSpec("P")
@@ -256,3 +259,104 @@ async def documents_resource(caller: Caller, project: str) -> str:
         target = await resolve_project(conn, caller, project)
         found = await documents_service.list_documents(conn, caller.principal, target.id)
     return render.documents_text(target, found)
+
+
+# --- write tools -----------------------------------------------------------------
+
+
+@reports_errors
+async def add_document(
+    caller: Caller, name: str, content: str, project: str | None = None
+) -> CallToolResult:
+    async with connection(caller.runtime.pool) as conn:
+        target = await resolve_project(conn, caller, project)
+    added = await text_documents.add_text_document(
+        caller.runtime, caller.principal, project_id=target.id, name=name, content=content
+    )
+    document = added.document
+    structured = {
+        "project": {"id": str(target.id), "name": target.name},
+        "document": document_entry(document),
+    }
+    if not document.searchable:
+        failure = documents_service.failure_of(document)
+        code = f" (error: {failure.code})" if failure else ""
+        reason = documents_service.unsearchable_reason(document)
+        text = f"Stored {document.name!r} in project {target.name!r}, but it is {reason}.{code}"
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)],
+            structured_content=structured,
+            is_error=True,
+        )
+    pages = document.page_count or 1
+    text = (
+        f"Added {document.name!r} to project {target.name!r} ({pages} page(s)); it is "
+        "searchable now with search_documents and readable with read_document."
+    )
+    return text_result(text, structured)
+
+
+@reports_errors
+async def import_url(
+    caller: Caller, url: str, project: str | None = None, filename: str | None = None
+) -> CallToolResult:
+    async with connection(caller.runtime.pool) as conn:
+        target = await resolve_project(conn, caller, project)
+        document = await imports_service.import_url(
+            caller.runtime, conn, caller.principal, project_id=target.id, url=url, filename=filename
+        )
+    structured = {
+        "project": {"id": str(target.id), "name": target.name},
+        "document": document_entry(document),
+    }
+    text = (
+        f"Import of {url.strip()} queued as {document.name!r} in project {target.name!r} "
+        "(pending). It is fetched and extracted in the background and is not searchable yet; "
+        "call list_documents to see when it is ready or why it failed."
+    )
+    return text_result(text, structured)
+
+
+@reports_errors
+async def request_document(
+    caller: Caller,
+    title: str,
+    source_url: str | None = None,
+    reason: str | None = None,
+    project: str | None = None,
+) -> CallToolResult:
+    async with connection(caller.runtime.pool) as conn:
+        target = await resolve_project(conn, caller, project)
+        logged = await requests_service.request_document(
+            caller.runtime,
+            conn,
+            caller.principal,
+            project_id=target.id,
+            title=title,
+            source_url=source_url,
+            reason=reason,
+        )
+    request = logged.request
+    structured = {
+        "project": {"id": str(target.id), "name": target.name},
+        "request": {
+            "id": str(request.id),
+            "title": request.title,
+            "source_url": request.source_url,
+            "status": request.status,
+            "times_requested": request.times_requested,
+            "joined_existing": logged.joined,
+        },
+    }
+    asked = (
+        f"joined the existing request, now asked for {request.times_requested} times"
+        if logged.joined
+        else "a new request"
+    )
+    text = (
+        f"Logged a request for {request.title!r} in project {target.name!r} ({asked}). "
+        "The document is NOT in the project and nothing was fetched: the project's owner "
+        "reviews requests and may import it later. Do not cite it or claim to have read it; "
+        "tell the user it has been requested."
+    )
+    return text_result(text, structured)

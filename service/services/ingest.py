@@ -12,6 +12,7 @@ import mimetypes
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
+from uuid import UUID
 
 import anyio.to_thread
 
@@ -36,27 +37,38 @@ async def ingest_file(
     runtime: Runtime, project: Project, path: Path, *, name: str | None = None
 ) -> Ingested:
     """Extract and store one file; a refusal or failure is returned, never raised."""
+    data = await anyio.to_thread.run_sync(path.read_bytes)
+    guessed = mimetypes.guess_type(path.name)[0]
     try:
-        data = await anyio.to_thread.run_sync(path.read_bytes)
-        guessed = mimetypes.guess_type(path.name)[0]
-        clean_name, content_type = uploads.check_file(
-            runtime, name or path.name, guessed, len(data)
-        )
-        key = uploads.object_key(project.id, uuid.uuid4())
-        async with connection(runtime.pool) as conn:
-            await uploads.ensure_name_is_free(conn, project.id, clean_name)
-            await anyio.to_thread.run_sync(lambda: runtime.blobs.write(key, data, content_type))
-            document = await uploads.insert_stored_document(
-                runtime,
-                conn,
-                "insert_ingested_document",
-                project_id=project.id,
-                name=clean_name,
-                content_type=content_type,
-                size_bytes=len(data),
-                object_key=key,
-            )
+        document = await store_new_document(runtime, project.id, data, name or path.name, guessed)
     except ShortlistError as exc:
         return Ingested(path, None, None, exc)
-    outcome = await extract_and_save(runtime, document.id, data, clean_name, content_type)
+    outcome = await extract_and_save(
+        runtime, document.id, data, document.name, document.content_type
+    )
     return Ingested(path, document, outcome, None)
+
+
+async def store_new_document(
+    runtime: Runtime, project_id: UUID, data: bytes, name: str, content_type: str | None
+) -> Document:
+    """Check ``data`` like an upload, keep it in the blob store and insert its row, claimed
+    for extraction (the caller extracts it next, with :func:`extract_and_save`).
+
+    Raises the refusal: too large, unsupported type, a bad or duplicate name.
+    """
+    clean_name, stored_type = uploads.check_file(runtime, name, content_type, len(data))
+    key = uploads.object_key(project_id, uuid.uuid4())
+    async with connection(runtime.pool) as conn:
+        await uploads.ensure_name_is_free(conn, project_id, clean_name)
+        await anyio.to_thread.run_sync(lambda: runtime.blobs.write(key, data, stored_type))
+        return await uploads.insert_stored_document(
+            runtime,
+            conn,
+            "insert_ingested_document",
+            project_id=project_id,
+            name=clean_name,
+            content_type=stored_type,
+            size_bytes=len(data),
+            object_key=key,
+        )

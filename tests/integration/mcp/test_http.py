@@ -31,13 +31,21 @@ INITIALIZE = {
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-async def test_lists_the_four_tools_and_short_instructions(base_url: str, library: Library) -> None:
+async def test_lists_the_tools_and_short_instructions(base_url: str, library: Library) -> None:
     async with http_client(base_url, library.alice_token) as client:
         listed = await client.list_tools()
         instructions = client.instructions
 
     tools = {tool.name: tool for tool in listed.tools}
-    assert set(tools) == {"search_documents", "list_documents", "read_document", "find_mentions"}
+    assert set(tools) == {
+        "search_documents",
+        "list_documents",
+        "read_document",
+        "find_mentions",
+        "add_document",
+        "import_url",
+        "request_document",
+    }
     assert all(tool.description for tool in tools.values())
     assert tools["search_documents"].input_schema["required"] == ["query"]
     assert instructions == INSTRUCTIONS

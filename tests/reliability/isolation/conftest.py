@@ -16,7 +16,7 @@ from typing import NamedTuple
 import pytest
 
 from service.runtime import open_runtime
-from service.services import projects, users
+from service.services import document_requests, projects, users
 from service.services.ingest import ingest_file
 from service.settings import Settings
 from service.storage.db import connection
@@ -27,6 +27,8 @@ ALICE_PROJECT = "heliotrope-private"
 ALICE_DOCUMENT = "heliotrope-memorandum.pdf"
 #: A phrase only alice's document contains.
 ALICE_PHRASE = "heliotrope cartography memorandum"
+#: The title of the document alice's assistant asked for.
+ALICE_REQUEST_TITLE = "Heliotrope survey atlas"
 
 
 class World(NamedTuple):
@@ -38,9 +40,15 @@ class World(NamedTuple):
     alice_document_id: str
     alice_user_id: str
     bob_project_id: str
+    alice_request_id: str
 
     def alice_ids(self) -> list[str]:
-        return [self.alice_project_id, self.alice_document_id, self.alice_default_project_id]
+        return [
+            self.alice_project_id,
+            self.alice_document_id,
+            self.alice_default_project_id,
+            self.alice_request_id,
+        ]
 
     def alice_secrets(self) -> dict[str, str]:
         """Everything of alice's that bob must never see, by what it is."""
@@ -54,6 +62,8 @@ class World(NamedTuple):
             "alice's document name": ALICE_DOCUMENT,
             "alice's document text": ALICE_PHRASE,
             "alice's document text (one word)": "heliotrope",
+            "alice's request id": self.alice_request_id,
+            "alice's request title": ALICE_REQUEST_TITLE,
         }
 
 
@@ -78,6 +88,11 @@ async def _populate(settings: Settings, source_dir: Path) -> World:
         ingested = await ingest_file(runtime, project, path)
         assert ingested.document is not None, ingested.error
         assert ingested.outcome is not None and ingested.outcome.status == "ready", ingested
+        async with connection(runtime.pool) as conn:
+            principal = await users.authenticate(conn, alice.token)
+            logged = await document_requests.request_document(
+                runtime, conn, principal, project_id=project.id, title=ALICE_REQUEST_TITLE
+            )
     return World(
         settings=settings,
         alice_token=alice.token,
@@ -87,6 +102,7 @@ async def _populate(settings: Settings, source_dir: Path) -> World:
         alice_document_id=str(ingested.document.id),
         alice_user_id=str(alice.user.id),
         bob_project_id=str(bob.project.id),
+        alice_request_id=str(logged.request.id),
     )
 
 

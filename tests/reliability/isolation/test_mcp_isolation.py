@@ -12,12 +12,16 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from litestar.testing import AsyncTestClient
 from mcp.shared.exceptions import MCPError
 
+from service.app import create_app
+from tests.integration.documents.conftest import bearer
 from tests.integration.mcp.conftest import http_client, live_app, text_of
 from tests.reliability.isolation.conftest import (
     ALICE_DOCUMENT,
     ALICE_PROJECT,
+    ALICE_REQUEST_TITLE,
     World,
     assert_no_alice_data,
 )
@@ -51,6 +55,20 @@ TOOL_CALLS: dict[str, Callable[[World], list[dict[str, Any]]]] = {
         {"terms": ["survey"], "project": ALICE_PROJECT, "match": "any"},
         {"terms": "survey", "project": w.alice_project_id},
         {"terms": ["survey", "coast"], "match": "any"},
+    ],
+    "add_document": lambda w: [
+        {"name": "bob.md", "content": "bob's note", "project": ALICE_PROJECT},
+        {"name": "bob.md", "content": "bob's note", "project": w.alice_project_id},
+        {"name": "bob.md", "content": "bob's note", "project": w.alice_default_project_id},
+    ],
+    "import_url": lambda w: [
+        {"url": "https://192.0.2.1/bob.pdf", "project": ALICE_PROJECT},
+        {"url": "https://192.0.2.1/bob.pdf", "project": w.alice_project_id},
+    ],
+    "request_document": lambda w: [
+        {"title": ALICE_REQUEST_TITLE, "project": ALICE_PROJECT},
+        {"title": "Bob's wish", "project": w.alice_project_id},
+        {"title": "Bob's wish", "project": w.alice_default_project_id},
     ],
 }
 
@@ -119,3 +137,25 @@ async def test_alice_still_reads_her_document_over_mcp(base_url: str, world: Wor
 
     assert not result.is_error, text_of(result)
     assert "heliotrope" in text_of(result)
+
+
+async def test_bobs_write_tools_left_nothing_in_alices_projects(
+    base_url: str, world: World
+) -> None:
+    async with http_client(base_url, world.bob_token) as client:
+        for arguments in TOOL_CALLS["add_document"](world) + TOOL_CALLS["request_document"](world):
+            name = "add_document" if "content" in arguments else "request_document"
+            assert (await client.call_tool(name, arguments)).is_error, arguments
+    async with http_client(base_url, world.alice_token) as client:
+        research = await client.call_tool("list_documents", {"project": ALICE_PROJECT})
+        default = await client.call_tool("list_documents", {"project": "default"})
+    async with AsyncTestClient(app=create_app(world.settings)) as rest:
+        requests = await rest.get(
+            f"/api/projects/{world.alice_project_id}/requests", headers=bearer(world.alice_token)
+        )
+
+    names = [d["name"] for d in research.structured_content["documents"]]
+    assert names == [ALICE_DOCUMENT]
+    assert default.structured_content["documents"] == []
+    logged = requests.json()["requests"]
+    assert [(r["title"], r["times_requested"]) for r in logged] == [(ALICE_REQUEST_TITLE, 1)]

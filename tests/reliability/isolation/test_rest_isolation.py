@@ -32,6 +32,7 @@ pytestmark = pytest.mark.anyio
 ALICE_PATH_IDS: dict[str, Callable[[World], str]] = {
     "project_id": lambda world: world.alice_project_id,
     "document_id": lambda world: world.alice_document_id,
+    "request_id": lambda world: world.alice_request_id,
 }
 
 #: Values for query parameters ("survey" is a word of alice's document, so a leak would show).
@@ -56,6 +57,7 @@ BODIES: dict[str, BodyBuilder] = {
     ],
     "CreateProject": lambda world, _: [{"name": "bob-second-project"}],
     "ImportDocument": lambda world, _: [{"url": "https://192.0.2.1/bob.pdf"}],
+    "ApproveDocumentRequest": lambda world, _: [{"url": "https://192.0.2.1/bob.pdf"}],
     "CreateSession": lambda world, _: [{"token": world.bob_token}],
 }
 

@@ -6,6 +6,7 @@ import { createDocumentView } from "./document_view.js";
 import { createDocumentList } from "./documents.js";
 import { createImporter } from "./imports.js";
 import { createProjectPicker } from "./projects.js";
+import { createRequestList } from "./requests.js";
 import { createSearch } from "./search.js";
 import { createUploader } from "./uploads.js";
 
@@ -37,6 +38,12 @@ createImporter({
   onImported: () => documents.refresh(),
 });
 
+const requests = createRequestList({
+  section: byId("requests-card"),
+  list: byId("requests-list"),
+  onApproved: () => documents.refresh(),
+});
+
 const search = createSearch({
   form: byId("search-form"),
   input: byId("search-query"),
@@ -54,6 +61,7 @@ const projects = createProjectPicker({
     currentProjectId = project ? project.id : null;
     search.clear();
     documents.setProject(currentProjectId);
+    requests.setProject(currentProjectId);
   },
 });
 
@@ -67,6 +75,7 @@ function show(view) {
 function showSignIn() {
   setCsrfToken(null);
   documents.setProject(null);
+  requests.setProject(null);
   show("sign-in");
   byId("token").focus();
 }

@@ -1,0 +1,77 @@
+"""``shortlist sync DIR…``: make a project mirror the supported files under some folders.
+
+A door like the others: it parses the folders and options, calls
+:func:`service.services.folder_sync.sync_folders` on the local runtime (the embedded
+defaults, or ``DATABASE_URL``; no running service needed, like ``shortlist ingest``) and
+prints its report.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from service.cli.commands import (
+    EXIT_USER_ERROR,
+    acting_user,
+    command_errors,
+    emit_json,
+    json_option,
+    main,
+    optional_user_option,
+    project_option,
+    run_with_runtime,
+)
+from service.runtime import Runtime
+from service.services import projects
+from service.settings import get_settings
+from service.storage.db import connection
+
+
+@main.command()
+@click.argument(
+    "folders",
+    nargs=-1,
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+@project_option
+@optional_user_option
+@json_option
+@command_errors
+def sync(
+    folders: tuple[Path, ...], project_name: str | None, user_name: str | None, as_json: bool
+) -> None:
+    """Mirror the supported files under FOLDERS into a project: add new files, re-extract
+    changed ones, remove deleted ones, skip unchanged ones. A `.shortlistignore` in a folder
+    (gitignore syntax) excludes files; dot-files and Office lock files are skipped. Exits 2
+    if any file failed."""
+    from service.services import folder_sync
+
+    async def work(runtime: Runtime) -> folder_sync.Report:
+        principal = await acting_user(runtime, user_name)
+        async with connection(runtime.pool) as conn:
+            target = await projects.resolve_project(conn, principal.user_id, project_name)
+        return await folder_sync.sync_folders(
+            runtime, principal, target.id, folder_sync.roots_of(folders)
+        )
+
+    report = run_with_runtime(get_settings(), work)
+    if as_json:
+        emit_json(folder_sync.report_json(report))
+    else:
+        for entry in report.entries:
+            if entry.action in ("unchanged", "ignored"):
+                continue
+            line = f"{entry.action:<8} {entry.path}"
+            if entry.moved_from:
+                line += f" (moved from {entry.moved_from})"
+            if entry.reason:
+                line += f": {entry.reason}"
+            click.echo(line, err=entry.action == "failed")
+        counts = report.counts()
+        click.echo(", ".join(f"{count} {action}" for action, count in counts.items()))
+    if report.failed:
+        sys.exit(EXIT_USER_ERROR)
