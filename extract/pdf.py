@@ -10,9 +10,11 @@ Per page, in order:
    with a warning that names the scanned pages. An ``ocr`` hook, when given,
    is asked for a scanned page's text first (nothing implements one yet).
 2. pymupdf4llm renders the page as Markdown (headings, tables, reading order).
-   It gets a time budget per document (``limits.layout_budget()``); once it is
-   spent, the remaining pages use the plain blocks, so long documents finish
-   inside the sandbox timeout. A page where pymupdf4llm fails (for example
+   It gets a time budget per document or part (``limits.layout_budget()``); once
+   it is spent, the remaining pages use the plain blocks, so a document finishes
+   inside the sandbox timeout. Pages beyond ``limits.layout_max_pages`` use the
+   plain blocks too. Long PDFs are read in parallel parts (:mod:`extract.pdf_ranges`):
+   :func:`extract_pdf_part` reads a page range, :func:`join_pdf_parts` joins them. A page where pymupdf4llm fails (for example
    "Cycle in field parents") or keeps less than half of the plain text (it
    skips invisible OCR text layers) also uses the plain blocks. Every fallback
    is reported in ``warnings``.
@@ -109,9 +111,11 @@ def _open(data: bytes) -> Any:
     return document
 
 
-def _ocr_scans(document: Any, plain: list[_PlainPage], ocr: PageOcr) -> dict[int, str]:
+def _ocr_scans(
+    document: Any, plain: list[_PlainPage], ocr: PageOcr, start: int = 0
+) -> dict[int, str]:
     recognised: dict[int, str] = {}
-    for index, page in enumerate(plain):
+    for index, page in enumerate(plain, start=start):
         if page.is_scan:
             png = document[index].get_pixmap(dpi=OCR_DPI).tobytes("png")
             text = ocr(png, index + 1).strip()
@@ -144,50 +148,234 @@ def _layout_markdown(document: Any, index: int) -> str:
 
 
 class _LayoutPass:
-    """Runs pymupdf4llm page by page until its budget is spent, noting every fallback."""
+    """Runs pymupdf4llm page by page until its budgets are spent, noting every fallback.
 
-    def __init__(self, document: Any, deadline: float, clock: Callable[[], float]) -> None:
+    Page lists are 0-based indexes.
+    """
+
+    def __init__(
+        self,
+        document: Any,
+        deadline: float,
+        clock: Callable[[], float],
+        limits: ExtractionLimits,
+        failure: str | None = None,
+    ) -> None:
         self._document = document
         self._clock = clock
         self._deadline = deadline
+        self._max_pages = limits.layout_max_pages
+        self._failure = failure
         self.over_budget: list[int] = []
+        self.beyond_page_budget: list[int] = []
         self.failed: list[int] = []
         self.first_failure = ""
         self.dropped_text: list[int] = []
 
     def render(self, index: int, plain: _PlainPage) -> str:
+        if self._failure is not None:
+            self.failed.append(index)
+            self.first_failure = self._failure
+            return plain.markdown
+        if index >= self._max_pages:
+            self.beyond_page_budget.append(index)
+            return plain.markdown
         if self.over_budget or self._clock() >= self._deadline:
-            self.over_budget.append(index + 1)
+            self.over_budget.append(index)
             return plain.markdown
         try:
             markdown = _layout_markdown(self._document, index)
         except Exception as exc:
-            self.failed.append(index + 1)
+            self.failed.append(index)
             self.first_failure = self.first_failure or (str(exc) or type(exc).__name__)
             return plain.markdown
         if _count_alnum(markdown) < LAYOUT_KEEP_RATIO * plain.letters:
-            self.dropped_text.append(index + 1)
+            self.dropped_text.append(index)
             return plain.markdown
         return markdown
 
-    def warnings(self, budget: float) -> list[str]:
-        notes: list[str] = []
-        if self.over_budget:
-            notes.append(
-                f"Layout analysis used up its {budget:g} s budget; page "
-                f"{_page_ranges(self.over_budget)} extracted as plain text (no tables or headings)"
+
+@dataclass(frozen=True)
+class PdfPart:
+    """Pages ``start`` to ``start + len(bodies) - 1`` (0-based) of a PDF, before the
+    document-level checks; :func:`join_pdf_parts` turns the parts into an :class:`Extraction`.
+
+    Page lists are 0-based indexes into the whole document.
+    """
+
+    page_count: int
+    start: int
+    bodies: tuple[str, ...]
+    scanned: tuple[int, ...] = ()
+    unreadable: tuple[int, ...] = ()
+    read_error: str = ""
+    over_budget: tuple[int, ...] = ()
+    beyond_page_budget: tuple[int, ...] = ()
+    failed: tuple[int, ...] = ()
+    layout_failure: str = ""
+    dropped_text: tuple[int, ...] = ()
+
+
+def pdf_page_count(data: bytes, limits: ExtractionLimits) -> int:
+    """The page count of a readable PDF within ``limits``, its scans checked (cheap: no layout).
+
+    Raises:
+        Same as :func:`extract_pdf`, except EmptyDocumentError.
+    """
+    document = _open(data)
+    with document:
+        page_count = _checked_page_count(document, limits)
+        plain = [_read_plain(document, index) for index in range(page_count)]
+        unreadable = [index for index, page in enumerate(plain) if page.error]
+        if len(unreadable) == page_count:
+            raise CorruptDocumentError(f"No page of this PDF could be read: {plain[0].error}")
+        scanned = [index for index, page in enumerate(plain) if page.is_scan]
+        _check_scans(scanned, page_count, page_count - len(unreadable), limits)
+    return page_count
+
+
+def _checked_page_count(document: Any, limits: ExtractionLimits) -> int:
+    page_count = int(document.page_count)
+    if page_count == 0:
+        raise CorruptDocumentError("This PDF has no readable pages; re-export or re-download it")
+    if page_count > limits.max_pages:
+        raise DocumentTooLargeError(
+            f"The PDF has {page_count} pages, more than the {limits.max_pages} allowed"
+        )
+    return page_count
+
+
+def extract_pdf_part(
+    data: bytes,
+    limits: ExtractionLimits,
+    pages: range | None = None,
+    *,
+    ocr: PageOcr | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    progress: Callable[[int], None] | None = None,
+    layout_failure: str | None = None,
+) -> PdfPart:
+    """Read the pages ``pages`` (0-based; all when ``None``) of a PDF.
+
+    ``progress`` is told how many of these pages are done after each one. With
+    ``layout_failure`` (why an earlier attempt failed) every page is read as plain text.
+    When the part is the whole document, the document-level checks run before
+    layout analysis (so a scan is refused before any layout work).
+
+    Raises:
+        Same as :func:`extract_pdf`.
+    """
+    started = clock()  # the layout budget counts from here, so it includes the plain pass
+    document = _open(data)
+    with document:
+        page_count = _checked_page_count(document, limits)
+        wanted = range(page_count) if pages is None else pages
+        if wanted.start < 0 or wanted.stop > page_count or wanted.step != 1:
+            raise CorruptDocumentError(
+                f"Pages {wanted.start + 1}-{wanted.stop} asked of a {page_count}-page PDF"
             )
-        if self.failed:
-            notes.append(
-                f"Layout analysis failed ({self.first_failure}); page "
-                f"{_page_ranges(self.failed)} extracted as plain text"
-            )
-        if self.dropped_text:
-            notes.append(
-                f"Layout analysis missed most of the text layer on page "
-                f"{_page_ranges(self.dropped_text)}; extracted as plain text"
-            )
-        return notes
+        plain = [_read_plain(document, index) for index in wanted]
+        unreadable = [wanted.start + i for i, page in enumerate(plain) if page.error]
+        whole = len(wanted) == page_count
+        if whole and len(unreadable) == page_count:
+            raise CorruptDocumentError(f"No page of this PDF could be read: {plain[0].error}")
+        recognised = _ocr_scans(document, plain, ocr, wanted.start) if ocr is not None else {}
+        scanned = [
+            wanted.start + i
+            for i, page in enumerate(plain)
+            if page.is_scan and wanted.start + i not in recognised
+        ]
+        if whole:
+            _check_scans(scanned, page_count, page_count - len(unreadable), limits)
+
+        deadline = started + limits.layout_budget()
+        layout = _LayoutPass(document, deadline, clock, limits, layout_failure)
+        bodies: list[str] = []
+        for index, page in zip(wanted, plain, strict=True):
+            if index in recognised:
+                bodies.append(recognised[index])
+            elif page.error or page.is_scan:
+                bodies.append("")
+            else:
+                bodies.append(layout.render(index, page))
+            if progress is not None:
+                progress(len(bodies))
+    return PdfPart(
+        page_count=page_count,
+        start=wanted.start,
+        bodies=tuple(bodies),
+        scanned=tuple(scanned),
+        unreadable=tuple(unreadable),
+        read_error=next((page.error or "" for page in plain if page.error), ""),
+        over_budget=tuple(layout.over_budget),
+        beyond_page_budget=tuple(layout.beyond_page_budget),
+        failed=tuple(layout.failed),
+        layout_failure=layout.first_failure,
+        dropped_text=tuple(layout.dropped_text),
+    )
+
+
+def join_pdf_parts(
+    parts: Sequence[PdfPart], limits: ExtractionLimits, warnings: Sequence[str] = ()
+) -> Extraction:
+    """The document the consecutive ``parts`` make up, its warnings after ``warnings``.
+
+    Raises:
+        CorruptDocumentError: the parts do not cover the document, or no page was readable.
+        ScannedPdfError: no text layer on all or most pages.
+        EmptyDocumentError: readable pages, but no text and no images.
+    """
+    ordered = sorted(parts, key=lambda part: part.start)
+    page_count = ordered[0].page_count if ordered else 0
+    position = 0
+    for part in ordered:
+        if part.start != position or part.page_count != page_count:
+            raise CorruptDocumentError("The parts of this PDF do not fit together")
+        position += len(part.bodies)
+    if position != page_count or page_count == 0:
+        raise CorruptDocumentError("The parts of this PDF do not cover all its pages")
+
+    def joined(field: str) -> list[int]:
+        return [index for part in ordered for index in getattr(part, field)]
+
+    unreadable = joined("unreadable")
+    if len(unreadable) == page_count:
+        raise CorruptDocumentError(f"No page of this PDF could be read: {ordered[0].read_error}")
+    notes = [*warnings]
+    notes.extend(_check_scans(joined("scanned"), page_count, page_count - len(unreadable), limits))
+    if unreadable:
+        first_error = next(part.read_error for part in ordered if part.unreadable)
+        notes.append(f"Page {_numbers(unreadable)} could not be read ({first_error})")
+    over_budget = joined("over_budget")
+    if over_budget:
+        notes.append(
+            f"Layout analysis used up its {limits.layout_budget():g} s budget; page "
+            f"{_numbers(over_budget)} extracted as plain text (no tables or headings)"
+        )
+    beyond = joined("beyond_page_budget")
+    if beyond:
+        notes.append(
+            f"Layout analysis covers the first {limits.layout_max_pages} pages; page "
+            f"{_numbers(beyond)} extracted as plain text (no tables or headings)"
+        )
+    failed = joined("failed")
+    if failed:
+        failure = next(part.layout_failure for part in ordered if part.failed)
+        notes.append(
+            f"Layout analysis failed ({failure}); page {_numbers(failed)} extracted as plain text"
+        )
+    dropped = joined("dropped_text")
+    if dropped:
+        notes.append(
+            f"Layout analysis missed most of the text layer on page "
+            f"{_numbers(dropped)}; extracted as plain text"
+        )
+    bodies = [body for part in ordered for body in part.bodies]
+    return assemble_pages(bodies, "pdf", notes)
+
+
+def _numbers(indexes: Sequence[int]) -> str:
+    return _page_ranges([index + 1 for index in indexes])
 
 
 def extract_pdf(
@@ -197,7 +385,7 @@ def extract_pdf(
     ocr: PageOcr | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> Extraction:
-    """A PDF as Markdown with one ``<!-- page N -->`` section per page.
+    """A PDF as Markdown with one ``<!-- page N -->`` section per page, in this process.
 
     Raises:
         CorruptDocumentError: unreadable file, no pages, or no readable page.
@@ -206,40 +394,4 @@ def extract_pdf(
         ScannedPdfError: no text layer on all or most pages (see the module docstring).
         EmptyDocumentError: readable pages, but no text and no images.
     """
-    started = clock()  # the layout budget counts from here, so it includes the plain pass
-    document = _open(data)
-    with document:
-        page_count = document.page_count
-        if page_count == 0:
-            raise CorruptDocumentError(
-                "This PDF has no readable pages; re-export or re-download it"
-            )
-        if page_count > limits.max_pages:
-            raise DocumentTooLargeError(
-                f"The PDF has {page_count} pages, more than the {limits.max_pages} allowed"
-            )
-        plain = [_read_plain(document, index) for index in range(page_count)]
-        unreadable = [index + 1 for index, page in enumerate(plain) if page.error]
-        if len(unreadable) == page_count:
-            raise CorruptDocumentError(f"No page of this PDF could be read: {plain[0].error}")
-        recognised = _ocr_scans(document, plain, ocr) if ocr is not None else {}
-        scanned = [i for i, page in enumerate(plain) if page.is_scan and i not in recognised]
-        warnings = _check_scans(scanned, page_count, page_count - len(unreadable), limits)
-        if unreadable:
-            warnings.append(
-                f"Page {_page_ranges(unreadable)} could not be read "
-                f"({plain[unreadable[0] - 1].error})"
-            )
-
-        budget = limits.layout_budget()
-        layout = _LayoutPass(document, started + budget, clock)
-        bodies: list[str] = []
-        for index, page in enumerate(plain):
-            if index in recognised:
-                bodies.append(recognised[index])
-            elif page.error or page.is_scan:
-                bodies.append("")
-            else:
-                bodies.append(layout.render(index, page))
-        warnings.extend(layout.warnings(budget))
-    return assemble_pages(bodies, "pdf", warnings)
+    return join_pdf_parts([extract_pdf_part(data, limits, ocr=ocr, clock=clock)], limits)

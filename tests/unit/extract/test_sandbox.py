@@ -16,7 +16,7 @@ from extract import (
     extract_document,
     extract_in_sandbox,
 )
-from extract.sandbox import _read_answer
+from extract.sandbox import death_error
 from tests.unit.extract import samples
 
 
@@ -87,9 +87,9 @@ def test_sandbox_works_from_an_asyncio_program_via_to_thread() -> None:
 
 def test_child_killed_by_a_signal_is_reported_as_corrupt() -> None:
     with pytest.raises(CorruptDocumentError, match="signal 11"):
-        _read_answer(b"", b"Fatal Python error: Segmentation fault\n", -11, ExtractionLimits())
+        raise death_error(b"Fatal Python error: Segmentation fault\n", -11, ExtractionLimits())
 
 
 def test_child_dying_of_memory_exhaustion_is_reported_as_too_large() -> None:
     with pytest.raises(DocumentTooLargeError, match="2048 MB"):
-        _read_answer(b"", b"Traceback...\nMemoryError\n", 1, ExtractionLimits())
+        raise death_error(b"Traceback...\nMemoryError\n", 1, ExtractionLimits())
