@@ -433,12 +433,15 @@ project_option = click.option(
 @json_option
 def extract_command(path: Path, as_json: bool) -> None:
     """Print the Markdown a file becomes, or the reason it cannot be searched (exit 2)."""
-    from extract import ExtractionError, extract_in_sandbox
-    from service.services.extraction import limits_for
+    from extract import ExtractionError
+    from service.services.extraction import limits_for, sandbox_pool
 
     settings = get_settings()
     try:
-        result = extract_in_sandbox(path.read_bytes(), path.name, None, limits=limits_for(settings))
+        with sandbox_pool(settings) as sandboxes:  # a long PDF is read in parallel parts
+            result = sandboxes.extract(
+                path.read_bytes(), path.name, None, limits=limits_for(settings)
+            )
     except ExtractionError as exc:
         fail(exc.message, code=exc.code, as_json=as_json)
     if as_json:
@@ -589,7 +592,7 @@ def upload(
                         target["id"], path, on_progress=forward_only(bar.update)
                     )
                 if wait:
-                    document = client.wait(document["id"])
+                    document = client.wait(document["id"], on_update=show_pages(path.name))
             except ShortlistError as exc:
                 entries.append(file_entry(path.name, None, "error", (exc.code, exc.message)))
                 continue
@@ -597,6 +600,23 @@ def upload(
             reason = (problem["code"], problem["message"]) if problem else None
             entries.append(file_entry(document["name"], document["id"], document["status"], reason))
     report_files(entries, as_json=as_json)
+
+
+def show_pages(name: str) -> Callable[[dict[str, Any]], None]:
+    """A wait callback printing ``name: page N of M extracted`` (stderr) as the count moves."""
+    shown: tuple[int, int] | None = None
+
+    def report(document: dict[str, Any]) -> None:
+        nonlocal shown
+        progress = document.get("progress")
+        if not progress:
+            return
+        now = (int(progress["pages_done"]), int(progress["page_count"]))
+        if now != shown:
+            shown = now
+            click.echo(f"{name}: page {now[0]} of {now[1]} extracted", err=True)
+
+    return report
 
 
 def forward_only(update: Callable[[int], object]) -> Callable[[int], None]:
