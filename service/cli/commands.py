@@ -471,13 +471,13 @@ def ingest(
     paths: tuple[Path, ...], project_name: str, user_name: str | None, as_json: bool
 ) -> None:
     """Extract files and store them in a project directly (no upload, no queue)."""
-    from service.services.ingest import Ingested, ingest_file
+    from service.services.ingest import Ingested, ingest_files
 
     async def work(runtime: Runtime) -> list[Ingested]:
         principal = await _acting_user(runtime, user_name)
         async with connection(runtime.pool) as conn:
             target = await projects.find_project(conn, principal.user_id, project_name)
-        return [await ingest_file(runtime, target, path) for path in paths]
+        return await ingest_files(runtime, target, list(paths))
 
     results = run_with_runtime(get_settings(), work)
     entries: list[dict[str, Any]] = []
