@@ -90,16 +90,19 @@ def timed_out(seconds: float) -> ExtractionTimeout:
 
 
 def _extraction_from_payload(payload: dict[str, Any]) -> Extraction:
-    kind = payload["kind"]
-    if kind not in KINDS:
-        raise CorruptDocumentError(f"The extractor answered with an unknown kind {kind!r}")
-    return Extraction(
-        markdown=str(payload["markdown"]),
-        page_count=int(payload["page_count"]),
-        page_offsets=tuple(int(offset) for offset in payload["page_offsets"]),
-        kind=kind,
-        warnings=tuple(str(warning) for warning in payload["warnings"]),
-    )
+    try:
+        kind = payload["kind"]
+        if kind not in KINDS:
+            raise CorruptDocumentError(f"The extractor answered with an unknown kind {kind!r}")
+        return Extraction(
+            markdown=str(payload["markdown"]),
+            page_count=int(payload["page_count"]),
+            page_offsets=tuple(int(offset) for offset in payload["page_offsets"]),
+            kind=kind,
+            warnings=tuple(str(warning) for warning in payload["warnings"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CorruptDocumentError(f"The extractor answered with a malformed text ({exc})") from exc
 
 
 def _check_size(data: bytes, limits: ExtractionLimits) -> None:
@@ -237,6 +240,13 @@ class _Child:
         self.kill()
 
 
+def _field(answer: dict[str, Any], key: str) -> Any:
+    """``answer[key]``, or the child answered something it should not have."""
+    if key not in answer:
+        raise CorruptDocumentError(f"The extractor answered without {key!r}")
+    return answer[key]
+
+
 def death_error(stderr: bytes, returncode: int | None, limits: ExtractionLimits) -> ExtractionError:
     """What a child that stopped without answering means, from its stderr and exit status."""
     tail = stderr.decode("utf-8", errors="replace")[-_STDERR_TAIL:]
@@ -290,7 +300,7 @@ def extract_in_sandbox(
         answer = child.request(header, data, limits, limits.timeout_seconds)
     finally:
         child.close()
-    return _extraction_from_payload(answer["extraction"])
+    return _extraction_from_payload(_field(answer, "extraction"))
 
 
 class SandboxPool:
@@ -344,13 +354,13 @@ class SandboxPool:
         called (from any thread) as the pages of a PDF are read."""
         limits = limits or ExtractionLimits(memory_mb=self.memory_mb)
         _check_size(data, limits)
-        if len(data) <= self.in_process_max_bytes and declared_kind(filename, content_type) in (
-            IN_PROCESS_KINDS
-        ):
+        declared = declared_kind(filename, content_type)
+        small = len(data) <= self.in_process_max_bytes
+        if small and declared in IN_PROCESS_KINDS:
             kind, _ = detect_kind(data, filename, content_type)  # the bytes decide
             if kind in IN_PROCESS_KINDS:
                 return extract_document(data, filename, content_type, limits=limits)
-        if declared_kind(filename, content_type) != "pdf":
+        if declared != "pdf":
             return extract_in_sandbox(data, filename, content_type, limits=limits)
         return self._extract_pdf(data, filename, content_type, limits, progress)
 
@@ -369,8 +379,8 @@ class SandboxPool:
         answer = self._run(header, data, limits, limits.timeout_seconds)
         self.warm()
         if "extraction" in answer:
-            return _extraction_from_payload(answer["extraction"])
-        plan = answer["plan"]
+            return _extraction_from_payload(_field(answer, "extraction"))
+        plan = _field(answer, "plan")
         page_count = int(plan["page_count"])
         done = [0] * page_count
         done_lock = threading.Lock()
@@ -384,22 +394,29 @@ class SandboxPool:
                 if progress is not None:
                     progress(total, page_count)
 
-            remaining = started + limits.timeout_ceiling_seconds - time.monotonic()
-            if remaining <= 0:
-                raise timed_out(limits.timeout_ceiling_seconds)
-            timeout = min(limits.timeout_seconds, remaining)
-            own = part_limits(limits, timeout)
-            header = _header(filename, content_type, own, "part", pages=[pages.start, pages.stop])
+            def attempt(**more: Any) -> PdfPart:
+                remaining = started + limits.timeout_ceiling_seconds - time.monotonic()
+                if remaining <= 0:
+                    raise timed_out(limits.timeout_ceiling_seconds)
+                timeout = min(limits.timeout_seconds, remaining)
+                own = part_limits(limits, timeout)
+                span = [pages.start, pages.stop]
+                header = _header(filename, content_type, own, "part", pages=span, **more)
+                answer = self._run(header, data, own, timeout, on_progress)
+                return part_from_payload(_field(answer, "part"))
+
             try:
-                return part_from_payload(self._run(header, data, own, timeout, on_progress)["part"])
+                return attempt()
             except (CorruptDocumentError, DocumentTooLargeError, ExtractionTimeout) as error:
                 # Read the part again without layout analysis; the warning names its pages.
-                header = {**header, "layout_failure": error.message}
-                return part_from_payload(self._run(header, data, own, timeout, on_progress)["part"])
+                return attempt(layout_failure=error.message)
 
         ranges = part_ranges(page_count, self.pages_per_part)
-        with ThreadPoolExecutor(max_workers=min(self.workers, len(ranges))) as threads:
+        threads = ThreadPoolExecutor(max_workers=min(self.workers, len(ranges)))
+        try:
             parts = list(threads.map(read_part, ranges))
+        finally:
+            threads.shutdown(cancel_futures=True)  # after a failure, start no further part
         return join_pdf_parts(parts, limits, [str(warning) for warning in plan["warnings"]])
 
     def _run(
@@ -469,8 +486,3 @@ class SandboxPool:
                 self._ready.append(child)
         if not keep:
             child.close()
-
-
-def _start_child(*, warm_memory_mb: int | None = None) -> subprocess.Popen[bytes]:
-    """A bare child process, as the pool starts them (for tests of the child's own start)."""
-    return _Child(warm_memory_mb=warm_memory_mb).process

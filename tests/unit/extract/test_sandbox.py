@@ -93,3 +93,12 @@ def test_child_killed_by_a_signal_is_reported_as_corrupt() -> None:
 def test_child_dying_of_memory_exhaustion_is_reported_as_too_large() -> None:
     with pytest.raises(DocumentTooLargeError, match="2048 MB"):
         raise death_error(b"Traceback...\nMemoryError\n", 1, ExtractionLimits())
+
+
+def test_a_child_answering_nonsense_is_reported_as_corrupt() -> None:
+    from extract.sandbox import _extraction_from_payload, _field
+
+    with pytest.raises(CorruptDocumentError, match="without 'part'"):
+        _field({"extraction": {}}, "part")
+    with pytest.raises(CorruptDocumentError, match="malformed"):
+        _extraction_from_payload({"kind": "pdf", "markdown": "x", "page_count": "many"})
