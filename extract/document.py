@@ -15,7 +15,7 @@ from extract.html import extract_html
 from extract.office import extract_docx, extract_pptx, extract_xlsx
 from extract.pdf import extract_pdf
 from extract.text import extract_csv, extract_markdown, extract_text
-from extract.types import Extraction, ExtractionLimits, Kind, PageOcr
+from extract.types import Extraction, ExtractionLimits, Kind, PageOcr, Progress
 
 _BY_KIND: dict[Kind, Callable[[bytes, ExtractionLimits], Extraction]] = {
     "docx": extract_docx,
@@ -35,10 +35,12 @@ def extract_document(
     *,
     limits: ExtractionLimits | None = None,
     ocr: PageOcr | None = None,
+    progress: Progress | None = None,
 ) -> Extraction:
     """Turn a file's bytes into page-marked Markdown, in this process.
 
-    ``ocr`` reads scanned PDF pages when given (see :class:`extract.types.PageOcr`).
+    ``ocr`` reads scanned PDF pages when given (see :class:`extract.types.PageOcr`);
+    ``progress`` is told ``(pages_done, page_count)`` after each page of a PDF.
     Every failure is an :class:`~extract.errors.ExtractionError`; a parser's own
     exception is reported as a corrupt document rather than escaping.
 
@@ -54,7 +56,7 @@ def extract_document(
     kind, warnings = detect_kind(data, filename, content_type)
     try:
         if kind == "pdf":
-            extraction = extract_pdf(data, limits, ocr=ocr)
+            extraction = extract_pdf(data, limits, ocr=ocr, progress=progress)
         else:
             extraction = _BY_KIND[kind](data, limits)
     except ExtractionError:

@@ -35,7 +35,7 @@ from extract.errors import (
     ScannedPdfError,
 )
 from extract.markdown import assemble_pages
-from extract.types import Extraction, ExtractionLimits, PageOcr
+from extract.types import Extraction, ExtractionLimits, PageOcr, Progress
 
 MIN_TEXT_CHARS = 10
 """Below this many letters/digits, a page that shows an image counts as a scan."""
@@ -252,12 +252,12 @@ def extract_pdf_part(
     *,
     ocr: PageOcr | None = None,
     clock: Callable[[], float] = time.monotonic,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
     layout_failure: str | None = None,
 ) -> PdfPart:
     """Read the pages ``pages`` (0-based; all when ``None``) of a PDF.
 
-    ``progress`` is told how many of these pages are done after each one. With
+    ``progress`` is told ``(pages_done, len(pages))`` after each page. With
     ``layout_failure`` (why an earlier attempt failed) every page is read as plain text.
     When the part is the whole document, the document-level checks run before
     layout analysis (so a scan is refused before any layout work).
@@ -299,7 +299,7 @@ def extract_pdf_part(
             else:
                 bodies.append(layout.render(index, page))
             if progress is not None:
-                progress(len(bodies))
+                progress(len(bodies), len(wanted))
     return PdfPart(
         page_count=page_count,
         start=wanted.start,
@@ -384,8 +384,10 @@ def extract_pdf(
     *,
     ocr: PageOcr | None = None,
     clock: Callable[[], float] = time.monotonic,
+    progress: Progress | None = None,
 ) -> Extraction:
-    """A PDF as Markdown with one ``<!-- page N -->`` section per page, in this process.
+    """A PDF as Markdown with one ``<!-- page N -->`` section per page, in this process;
+    ``progress`` is told ``(pages_done, page_count)`` after each page.
 
     Raises:
         CorruptDocumentError: unreadable file, no pages, or no readable page.
@@ -394,4 +396,5 @@ def extract_pdf(
         ScannedPdfError: no text layer on all or most pages (see the module docstring).
         EmptyDocumentError: readable pages, but no text and no images.
     """
-    return join_pdf_parts([extract_pdf_part(data, limits, ocr=ocr, clock=clock)], limits)
+    part = extract_pdf_part(data, limits, ocr=ocr, clock=clock, progress=progress)
+    return join_pdf_parts([part], limits)

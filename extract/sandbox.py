@@ -3,7 +3,7 @@
 The parent runs ``python -m extract.sandbox_child`` in a new session (its own process
 group). Each request is one JSON header line (with the byte count) plus the raw
 bytes on the child's stdin; the child answers with JSON lines on its stdout:
-optional ``{"progress": pages_done}`` lines, then one answer. The child caps its
+optional ``{"progress": [pages_done, pages]}`` lines, then one answer. The child caps its
 own address space (``RLIMIT_AS``) before it reads any document. The parent kills
 the whole process group on timeout. Answers are JSON, never pickle: the parent
 must not run code chosen by a process that parsed untrusted input.
@@ -42,7 +42,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -154,7 +153,7 @@ class _Child:
         data: bytes,
         limits: ExtractionLimits,
         timeout: float,
-        progress: Callable[[int], None] | None = None,
+        progress: Progress | None = None,
     ) -> dict[str, Any]:
         """Send one request; the child's answer (typed errors raised), within ``timeout``."""
         self.served += 1
@@ -182,9 +181,7 @@ class _Child:
             stream.write(payload)
             stream.flush()
 
-    def _read_answer(
-        self, deadline: float, progress: Callable[[int], None] | None
-    ) -> dict[str, Any] | None:
+    def _read_answer(self, deadline: float, progress: Progress | None) -> dict[str, Any] | None:
         stream = self.process.stdout
         assert stream is not None
         descriptor = stream.fileno()
@@ -199,10 +196,14 @@ class _Child:
                         return None
                     if not isinstance(message, dict):
                         return None
-                    if "progress" in message and progress is not None:
-                        progress(int(message["progress"]))
-                    elif "progress" not in message:
+                    if "progress" not in message:
                         return message
+                    if progress is not None:
+                        try:
+                            done, pages = (int(number) for number in message["progress"])
+                        except (TypeError, ValueError):
+                            return None
+                        progress(done, pages)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError
@@ -376,7 +377,7 @@ class SandboxPool:
         header = _header(
             filename, content_type, limits, "plan", split_min_pages=self.split_min_pages
         )
-        answer = self._run(header, data, limits, limits.timeout_seconds)
+        answer = self._run(header, data, limits, limits.timeout_seconds, progress)
         self.warm()
         if "extraction" in answer:
             return _extraction_from_payload(_field(answer, "extraction"))
@@ -386,7 +387,7 @@ class SandboxPool:
         done_lock = threading.Lock()
 
         def read_part(pages: range) -> PdfPart:
-            def on_progress(pages_done: int) -> None:
+            def on_progress(pages_done: int, _pages: int) -> None:
                 with done_lock:
                     for index in pages[:pages_done]:
                         done[index] = 1
@@ -425,7 +426,7 @@ class SandboxPool:
         data: bytes,
         limits: ExtractionLimits,
         timeout: float,
-        progress: Callable[[int], None] | None = None,
+        progress: Progress | None = None,
     ) -> dict[str, Any]:
         """One request to a pooled child (fresh when none fits); the child returns to the
         pool after a good answer."""

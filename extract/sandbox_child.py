@@ -2,7 +2,7 @@
 
 Serves requests until its stdin closes: each is one JSON header line (with
 ``size``, the byte count) and the document bytes; each answer is one JSON line
-on stdout, after optional ``{"progress": n}`` lines. The address space is capped
+on stdout, after optional ``{"progress": [pages_done, pages]}`` lines. The address space is capped
 before the first document is read. Operations (``op``):
 
 * ``extract``: the whole document, as :func:`extract.extract_document`;
@@ -47,15 +47,15 @@ def _cap_memory(memory_mb: int) -> None:
 def _answer(header: dict[str, Any], data: bytes, out: IO[bytes]) -> dict[str, Any]:
     limits = ExtractionLimits(**header["limits"])
     filename, content_type = header["filename"], header["content_type"]
+
+    def progress(pages_done: int, pages: int) -> None:
+        out.write(json.dumps({"progress": [pages_done, pages]}).encode() + b"\n")
+        out.flush()
+
     try:
         op = header.get("op", "extract")
         if op == "part":
             start, stop = (int(number) for number in header["pages"])
-
-            def progress(pages_done: int) -> None:
-                out.write(json.dumps({"progress": pages_done}).encode() + b"\n")
-                out.flush()
-
             part = extract_pdf_part(
                 data,
                 limits,
@@ -72,7 +72,9 @@ def _answer(header: dict[str, Any], data: bytes, out: IO[bytes]) -> dict[str, An
                     return {"plan": {"page_count": page_count, "warnings": warnings}}
         elif op != "extract":
             raise UnsupportedFormatError(f"Unknown sandbox operation {op!r}")
-        extraction = extract_document(data, filename, content_type, limits=limits)
+        extraction = extract_document(
+            data, filename, content_type, limits=limits, progress=progress
+        )
     except ExtractionError as exc:
         return {"error": exc.to_payload()}
     except MemoryError:

@@ -43,6 +43,18 @@ def test_a_pdf_read_in_parts_equals_the_one_read_whole_and_reports_each_page() -
     assert {total for _, total in seen} == {5}
 
 
+def test_a_pdf_too_short_to_split_reports_its_pages_too() -> None:
+    seen: list[tuple[int, int]] = []
+
+    with SandboxPool(spares=0, split_min_pages=10) as pool:
+        extraction = pool.extract(
+            samples.pdf_pages("ttt"), "short.pdf", None, progress=lambda *p: seen.append(p)
+        )
+
+    assert extraction.page_count == 3
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+
+
 def test_parts_travel_as_json_and_join_with_the_documents_warnings() -> None:
     data = samples.pdf_pages("tttt")
     parts = [
