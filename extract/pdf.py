@@ -13,11 +13,14 @@ Per page, in order:
    It gets a time budget per document or part (``limits.layout_budget()``); once
    it is spent, the remaining pages use the plain blocks, so a document finishes
    inside the sandbox timeout. Pages beyond ``limits.layout_max_pages`` use the
-   plain blocks too. Long PDFs are read in parallel parts (:mod:`extract.pdf_ranges`):
-   :func:`extract_pdf_part` reads a page range, :func:`join_pdf_parts` joins them. A page where pymupdf4llm fails (for example
+   plain blocks too. A page where pymupdf4llm fails (for example
    "Cycle in field parents") or keeps less than half of the plain text (it
    skips invisible OCR text layers) also uses the plain blocks. Every fallback
    is reported in ``warnings``.
+
+Long PDFs are read in parallel parts (:mod:`extract.pdf_ranges`): :func:`extract_pdf_part`
+reads a page range, :func:`join_pdf_parts` runs the document-level checks and joins the
+parts; :func:`extract_pdf` is the one-part case.
 """
 
 from __future__ import annotations
