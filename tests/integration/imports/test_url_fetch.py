@@ -179,7 +179,8 @@ async def test_redirects_are_followed_by_hand_up_to_the_limit(site: WebServer) -
 
 
 @pytest.mark.parametrize(
-    "content_type", ["image/png", "application/x-msdownload", "application/zip", ""]
+    "content_type",
+    ["image/svg+xml", "image/gif", "application/x-msdownload", "application/zip", ""],
 )
 async def test_an_unsupported_content_type_is_refused_before_the_body(
     site: WebServer, content_type: str
