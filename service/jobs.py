@@ -56,6 +56,8 @@ EXTRACT_TASK = "shortlist.extract_document"
 SWEEP_TASK = "shortlist.sweep"
 #: Seconds a pending document may wait for its first job before it is queued again.
 REQUEUE_GRACE_SECONDS = 60
+#: Longest a stopping worker is waited for before it is given up.
+WORKER_STOP_SECONDS = 5.0
 #: Longest pause between two sweeps.
 MAX_SWEEP_INTERVAL_SECONDS = 15
 
@@ -165,6 +167,25 @@ class Jobs:
         self, runtime: Runtime, queue: str, name: str, concurrency: int
     ) -> None:
         dead_after = self.settings.jobs.dead_worker_after_seconds
+        running = asyncio.ensure_future(
+            self._procrastinate_worker(runtime, queue, name, concurrency, dead_after)
+        )
+        try:
+            await asyncio.shield(running)
+        except asyncio.CancelledError:
+            # procrastinate stops its worker gracefully on a cancel, but one cancelled while it
+            # was still starting may wait for ever: cancel it again until it is gone, within
+            # a bound, so a shutdown always ends.
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + WORKER_STOP_SECONDS
+            while not running.done() and loop.time() < deadline:
+                running.cancel()
+                await asyncio.wait({running}, timeout=0.25)
+            raise
+
+    async def _procrastinate_worker(
+        self, runtime: Runtime, queue: str, name: str, concurrency: int, dead_after: int
+    ) -> None:
         await self.app.run_worker_async(
             queues=[queue],
             name=name,
