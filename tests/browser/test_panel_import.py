@@ -39,6 +39,8 @@ def open_panel(browser: Any, base_url: str, token: str) -> Any:
     page.get_by_label("API token").fill(token)
     page.get_by_label("API token").press("Enter")
     expect(page.locator("#user-name")).to_have_text("alice")
+    # The project is chosen once its (empty) document list has loaded.
+    expect(page.locator("#documents-empty")).to_be_visible()
     return page
 
 
