@@ -2,41 +2,17 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
 from service.services import users
 from tests.browser.chromium import UI_TIMEOUT_MS
 from tests.browser.live_service import run_service
-from tests.support.paths import SCIFACT_DIR
-
-
-def _add_abstracts(db_url: str, project_id: object, count: int) -> None:
-    """Ready documents written straight to the table (no extraction, no warm-up queued)."""
-    with (SCIFACT_DIR / "corpus.jsonl").open(encoding="utf-8") as lines:
-        rows = [json.loads(line) for _, line in zip(range(count), lines, strict=False)]
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        for row in rows:
-            markdown = f"<!-- page 1 -->\n# {row['title']}\n\n{row['text']}\n"
-            conn.execute(
-                "INSERT INTO documents (project_id, name, content_type, size_bytes, status,"
-                " markdown, content_hash, kind, page_count, extracted_at)"
-                " VALUES (%s, %s, 'text/markdown', %s, 'ready', %s, %s, 'text', 1, now())",
-                (
-                    project_id,
-                    f"{row['_id']}.md",
-                    len(markdown),
-                    markdown,
-                    hashlib.sha256(markdown.encode()).hexdigest(),
-                ),
-            )
+from tests.support.abstracts import add_ready_abstracts
 
 
 @pytest.fixture
@@ -56,7 +32,7 @@ def test_a_search_of_a_cold_project_says_results_may_improve(
 ) -> None:
     from playwright.sync_api import expect
 
-    _add_abstracts(db_url, alice.project.id, 8)
+    add_ready_abstracts(db_url, alice.project.id, 8)
     expect.set_options(timeout=UI_TIMEOUT_MS)
     page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
     page.goto(cold_service_url)

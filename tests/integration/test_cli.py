@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
@@ -12,7 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.support.paths import SCIFACT_DIR
+from tests.support.abstracts import add_ready_abstracts
 
 
 def shortlist(db_url: str, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -221,24 +220,9 @@ def test_ingest_then_search_returns_the_cited_page(db_url: str, tmp_path: Path) 
 
 def _add_ready_abstracts(db_url: str, count: int) -> None:
     """``count`` SciFact abstracts as ready documents of the only project (no extraction)."""
-    with (SCIFACT_DIR / "corpus.jsonl").open(encoding="utf-8") as lines:
-        rows = [json.loads(line) for _, line in zip(range(count), lines, strict=False)]
     with psycopg.connect(db_url, autocommit=True) as conn:
         (project_id,) = conn.execute("SELECT id FROM projects").fetchone() or (None,)
-        for row in rows:
-            markdown = f"<!-- page 1 -->\n# {row['title']}\n\n{row['text']}\n"
-            conn.execute(
-                "INSERT INTO documents (project_id, name, content_type, size_bytes, status,"
-                " markdown, content_hash, kind, page_count, extracted_at)"
-                " VALUES (%s, %s, 'text/markdown', %s, 'ready', %s, %s, 'text', 1, now())",
-                (
-                    project_id,
-                    f"{row['_id']}.md",
-                    len(markdown),
-                    markdown,
-                    hashlib.sha256(markdown.encode()).hexdigest(),
-                ),
-            )
+    add_ready_abstracts(db_url, project_id, count)
 
 
 def test_search_exits_promptly_after_printing_without_warming_the_project(
