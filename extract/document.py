@@ -19,7 +19,7 @@ from extract.ocr import OcrEngine
 from extract.office import extract_docx, extract_pptx, extract_xlsx
 from extract.pdf import extract_pdf
 from extract.text import extract_csv, extract_markdown, extract_text
-from extract.types import Extraction, ExtractionLimits, Kind
+from extract.types import Extraction, ExtractionLimits, Kind, Progress
 from extract.webvtt import extract_webvtt
 
 _BY_KIND: dict[Kind, Callable[[bytes, ExtractionLimits], Extraction]] = {
@@ -43,10 +43,12 @@ def extract_document(
     *,
     limits: ExtractionLimits | None = None,
     ocr: OcrEngine | None = None,
+    progress: Progress | None = None,
 ) -> Extraction:
     """Turn a file's bytes into page-marked Markdown, in this process.
 
-    ``ocr`` replaces the OCR engine ``limits.ocr`` selects (see :mod:`extract.ocr`).
+    ``ocr`` replaces the OCR engine ``limits.ocr`` selects (see :mod:`extract.ocr`);
+    ``progress`` is told ``(pages_done, page_count)`` after each page of a PDF.
     Every failure is an :class:`~extract.errors.ExtractionError`; a parser's own
     exception is reported as a corrupt document rather than escaping.
 
@@ -62,7 +64,7 @@ def extract_document(
     kind, warnings = detect_kind(data, filename, content_type)
     try:
         if kind == "pdf":
-            extraction = extract_pdf(data, limits, ocr=ocr)
+            extraction = extract_pdf(data, limits, ocr=ocr, progress=progress)
         elif kind == "image":
             extraction = extract_image(data, limits, ocr=ocr)
         else:

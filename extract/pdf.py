@@ -16,7 +16,17 @@ Per page, in order:
    inside the sandbox timeout. A page where pymupdf4llm fails (for example
    "Cycle in field parents") or keeps less than half of the plain text (it
    skips invisible OCR text layers) also uses the plain blocks. Every fallback
-   is reported in ``warnings``.
+   is reported in ``warnings``. Pages after ``limits.layout_max_pages`` use the
+   plain blocks too.
+
+Long PDFs are read in parallel parts (:mod:`extract.pdf_ranges`, driven by
+:class:`extract.sandbox.SandboxPool`): :func:`survey_pdf` checks the document as a
+whole without layout analysis and says whether any page needs recognition;
+a document with none is cut into page ranges, each read by
+:func:`extract_pdf_part`, and :func:`join_pdf_parts` runs the document-level checks
+and joins them. A document with pages to recognise is read whole, so its OCR
+budget (``limits.ocr.max_pages``) is the document's. :func:`extract_pdf` is the
+one-part case.
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -48,9 +58,18 @@ from extract.ocr import (
     recognise_pages,
     render_pdf_page,
 )
-from extract.types import Extraction, ExtractionLimits
+from extract.types import Extraction, ExtractionLimits, Progress
 
-__all__ = ["LAYOUT_KEEP_RATIO", "MIN_TEXT_CHARS", "extract_pdf"]
+__all__ = [
+    "LAYOUT_KEEP_RATIO",
+    "MIN_TEXT_CHARS",
+    "PdfPart",
+    "PdfSurvey",
+    "extract_pdf",
+    "extract_pdf_part",
+    "join_pdf_parts",
+    "survey_pdf",
+]
 
 LAYOUT_KEEP_RATIO = 0.5
 """pymupdf4llm output with fewer letters/digits than this share of the plain text is discarded."""
@@ -120,41 +139,73 @@ def _open(data: bytes) -> Any:
     return document
 
 
-def _recognise(
-    document: Any,
-    plain: list[_PlainPage],
-    limits: ExtractionLimits,
-    started: float,
-    clock: Callable[[], float],
-    engine: OcrEngine | None,
-) -> tuple[dict[int, OcrReason], OcrResult]:
-    """The seam to :mod:`extract.ocr`: which pages need recognition, and what it read."""
-    reasons = {
-        index: reason
-        for index, page in enumerate(plain)
-        if (reason := page.ocr_reason(limits)) is not None
-    }
-    result = recognise_pages(
-        lambda index: render_pdf_page(document[index], limits.ocr.dpi),
-        sorted(reasons),
-        limits.ocr,
-        deadline=ocr_deadline(started, limits),
-        clock=clock,
-        engine=engine,
+def _checked_page_count(document: Any, limits: ExtractionLimits) -> int:
+    page_count = int(document.page_count)
+    if page_count == 0:
+        raise CorruptDocumentError("This PDF has no readable pages; re-export or re-download it")
+    if page_count > limits.max_pages:
+        raise DocumentTooLargeError(
+            f"The PDF has {page_count} pages, more than the {limits.max_pages} allowed"
+        )
+    return page_count
+
+
+def _check_readable(plain: Sequence[_PlainPage]) -> list[int]:
+    """The 1-based pages that could not be read; raises when nothing readable is left."""
+    unreadable = [index + 1 for index, page in enumerate(plain) if page.error]
+    if len(unreadable) == len(plain):
+        raise CorruptDocumentError(f"No page of this PDF could be read: {plain[0].error}")
+    if unreadable and not any(page.paragraphs or page.has_images for page in plain):
+        # Not empty: what could hold text did not open.
+        raise CorruptDocumentError(
+            f"Page {_page_ranges(unreadable)} of this PDF could not be read "
+            f"({plain[unreadable[0] - 1].error}) and the other pages are blank"
+        )
+    return unreadable
+
+
+@dataclass(frozen=True)
+class PdfSurvey:
+    """A PDF checked as a whole, without layout analysis or recognition."""
+
+    page_count: int
+    ocr_pages: int
+    """Pages that would be recognised (no usable text layer, or OCR forced)."""
+
+
+def survey_pdf(data: bytes, limits: ExtractionLimits) -> PdfSurvey:
+    """Open the PDF, check its page count and readability, and count the pages to recognise.
+
+    Raises:
+        CorruptDocumentError, EncryptedDocumentError, DocumentTooLargeError: as
+            :func:`extract_pdf` would.
+    """
+    document = _open(data)
+    with document:
+        page_count = _checked_page_count(document, limits)
+        plain = [_read_plain(document, index) for index in range(page_count)]
+        _check_readable(plain)
+    return PdfSurvey(
+        page_count=page_count,
+        ocr_pages=sum(1 for page in plain if page.ocr_reason(limits) is not None),
     )
-    return reasons, result
+
+
+def _scan_reason(ocr: OcrResult) -> str:
+    """Why recognition did not give the scanned pages text, in words."""
+    if ocr.unavailable:
+        return ocr.unavailable
+    if ocr.failed and not ocr.illegible:
+        return f"text recognition (OCR) failed on them ({ocr.first_failure})"
+    return "text recognition (OCR) found nothing legible on them"
 
 
 def _check_scans(
-    scanned: list[int], page_count: int, readable: int, limits: ExtractionLimits, ocr: OcrResult
+    scanned: Sequence[int], page_count: int, readable: int, limits: ExtractionLimits, why: str
 ) -> list[str]:
+    """Refuse a document that is mostly scans; else the warning naming its scanned pages."""
     if not scanned:
         return []
-    why = ocr.unavailable or (
-        f"text recognition (OCR) failed on them ({ocr.first_failure})"
-        if ocr.failed and not ocr.illegible
-        else "text recognition (OCR) found nothing legible on them"
-    )
     if len(scanned) >= readable or len(scanned) / page_count > limits.max_scanned_fraction:
         raise ScannedPdfError(
             len(scanned),
@@ -162,10 +213,9 @@ def _check_scans(
             f"This PDF is a scan: {len(scanned)} of {page_count} pages have no text layer, "
             f"and {why}",
         )
-    numbers = [index + 1 for index in scanned]
     return [
         f"{len(scanned)} of {page_count} pages have no text layer (scanned images) and are not "
-        f"searchable ({why}): page {_page_ranges(numbers)}"
+        f"searchable ({why}): page {_numbers(scanned)}"
     ]
 
 
@@ -179,50 +229,237 @@ def _layout_markdown(document: Any, index: int) -> str:
 
 
 class _LayoutPass:
-    """Runs pymupdf4llm page by page until its budget is spent, noting every fallback."""
+    """Runs pymupdf4llm page by page until its budgets are spent, noting every fallback.
 
-    def __init__(self, document: Any, deadline: float, clock: Callable[[], float]) -> None:
+    Page lists are 0-based indexes.
+    """
+
+    def __init__(
+        self,
+        document: Any,
+        deadline: float,
+        clock: Callable[[], float],
+        limits: ExtractionLimits,
+        failure: str | None = None,
+    ) -> None:
         self._document = document
         self._clock = clock
         self._deadline = deadline
+        self._max_pages = limits.layout_max_pages
+        self._failure = failure
         self.over_budget: list[int] = []
+        self.beyond_page_budget: list[int] = []
         self.failed: list[int] = []
         self.first_failure = ""
         self.dropped_text: list[int] = []
 
     def render(self, index: int, plain: _PlainPage) -> str:
+        if self._failure is not None:
+            self.failed.append(index)
+            self.first_failure = self._failure
+            return plain.markdown
+        if index >= self._max_pages:
+            self.beyond_page_budget.append(index)
+            return plain.markdown
         if self.over_budget or self._clock() >= self._deadline:
-            self.over_budget.append(index + 1)
+            self.over_budget.append(index)
             return plain.markdown
         try:
             markdown = _layout_markdown(self._document, index)
         except Exception as exc:
-            self.failed.append(index + 1)
+            self.failed.append(index)
             self.first_failure = self.first_failure or (str(exc) or type(exc).__name__)
             return plain.markdown
         if _count_alnum(markdown) < LAYOUT_KEEP_RATIO * plain.letters:
-            self.dropped_text.append(index + 1)
+            self.dropped_text.append(index)
             return plain.markdown
         return markdown
 
-    def warnings(self, budget: float) -> list[str]:
-        notes: list[str] = []
-        if self.over_budget:
-            notes.append(
-                f"Layout analysis used up its {budget:g} s budget; page "
-                f"{_page_ranges(self.over_budget)} extracted as plain text (no tables or headings)"
+
+@dataclass(frozen=True)
+class PdfPart:
+    """Pages ``start`` to ``start + len(bodies) - 1`` (0-based) of a PDF, before the
+    document-level checks; :func:`join_pdf_parts` turns the parts into an :class:`Extraction`.
+
+    Page lists are 0-based indexes into the whole document.
+    """
+
+    page_count: int
+    start: int
+    bodies: tuple[str, ...]
+    scanned: tuple[int, ...] = ()
+    scan_reason: str = ""
+    """Why recognition gave the scanned pages no text (see :func:`_scan_reason`)."""
+    ocr_pages: tuple[int, ...] = ()
+    ocr_warnings: tuple[str, ...] = ()
+    unreadable: tuple[int, ...] = ()
+    read_error: str = ""
+    over_budget: tuple[int, ...] = ()
+    beyond_page_budget: tuple[int, ...] = ()
+    failed: tuple[int, ...] = ()
+    layout_failure: str = ""
+    dropped_text: tuple[int, ...] = ()
+
+
+def extract_pdf_part(
+    data: bytes,
+    limits: ExtractionLimits,
+    pages: range | None = None,
+    *,
+    ocr: OcrEngine | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    progress: Progress | None = None,
+    layout_failure: str | None = None,
+) -> PdfPart:
+    """Read the pages ``pages`` (0-based; all when ``None``) of a PDF.
+
+    Pages without a usable text layer are recognised (OCR, within ``limits.ocr``'s
+    budget, which counts for this part). ``progress`` is told ``(pages_done,
+    len(pages))`` after each page. With ``layout_failure`` (why an earlier attempt
+    failed) every page is read as plain text. When the part is the whole document,
+    the document-level checks run before layout analysis (so a scan is refused
+    before any layout work).
+
+    Raises:
+        Same as :func:`extract_pdf`.
+    """
+    started = clock()  # the budgets count from here, so they include the plain pass
+    document = _open(data)
+    with document:
+        page_count = _checked_page_count(document, limits)
+        wanted = range(page_count) if pages is None else pages
+        if wanted.start < 0 or wanted.stop > page_count or wanted.step != 1 or not wanted:
+            raise CorruptDocumentError(
+                f"Pages {wanted.start + 1}-{wanted.stop} asked of a {page_count}-page PDF"
             )
-        if self.failed:
-            notes.append(
-                f"Layout analysis failed ({self.first_failure}); page "
-                f"{_page_ranges(self.failed)} extracted as plain text"
-            )
-        if self.dropped_text:
-            notes.append(
-                f"Layout analysis missed most of the text layer on page "
-                f"{_page_ranges(self.dropped_text)}; extracted as plain text"
-            )
-        return notes
+        whole = len(wanted) == page_count
+        plain = [_read_plain(document, index) for index in wanted]
+        if whole:
+            _check_readable(plain)
+        unreadable = [wanted.start + i for i, page in enumerate(plain) if page.error]
+        reasons = {
+            wanted.start + i: reason
+            for i, page in enumerate(plain)
+            if (reason := page.ocr_reason(limits)) is not None
+        }
+        recognition = recognise_pages(
+            lambda index: render_pdf_page(document[index], limits.ocr.dpi),
+            sorted(reasons),
+            limits.ocr,
+            deadline=ocr_deadline(started, limits),
+            clock=clock,
+            engine=ocr,
+        )
+        recognised = recognition.texts
+        # Pages left out for lack of budget are warned about, not counted as scans,
+        # unless nothing at all was recognised.
+        skip = set(recognition.left_out) if recognised else set()
+        scanned = [
+            index
+            for index, reason in reasons.items()
+            if reason == "no_text" and index not in recognised and index not in skip
+        ]
+        why = _scan_reason(recognition)
+        if whole:
+            _check_scans(scanned, page_count, page_count - len(unreadable), limits, why)
+
+        layout = _LayoutPass(
+            document, started + limits.layout_budget(), clock, limits, layout_failure
+        )
+        bodies: list[str] = []
+        for index, page in zip(wanted, plain, strict=True):
+            if index in recognised:
+                bodies.append(recognised[index])
+            elif page.error or reasons.get(index) == "no_text":
+                bodies.append("")
+            else:
+                bodies.append(layout.render(index, page))
+            if progress is not None:
+                progress(len(bodies), len(wanted))
+    return PdfPart(
+        page_count=page_count,
+        start=wanted.start,
+        bodies=tuple(bodies),
+        scanned=tuple(sorted(scanned)),
+        scan_reason=why if scanned else "",
+        ocr_pages=recognition.recognised_pages,
+        ocr_warnings=tuple(recognition.warnings()),
+        unreadable=tuple(unreadable),
+        read_error=next((page.error or "" for page in plain if page.error), ""),
+        over_budget=tuple(layout.over_budget),
+        beyond_page_budget=tuple(layout.beyond_page_budget),
+        failed=tuple(layout.failed),
+        layout_failure=layout.first_failure,
+        dropped_text=tuple(layout.dropped_text),
+    )
+
+
+def join_pdf_parts(
+    parts: Sequence[PdfPart], limits: ExtractionLimits, warnings: Sequence[str] = ()
+) -> Extraction:
+    """The document the consecutive ``parts`` make up, its warnings after ``warnings``.
+
+    Raises:
+        CorruptDocumentError: the parts do not cover the document, or no page was readable.
+        ScannedPdfError: no text layer on all or most pages.
+        EmptyDocumentError: readable pages, but no text and no images.
+    """
+    ordered = sorted(parts, key=lambda part: part.start)
+    page_count = ordered[0].page_count if ordered else 0
+    position = 0
+    for part in ordered:
+        if part.start != position or part.page_count != page_count:
+            raise CorruptDocumentError("The parts of this PDF do not fit together")
+        position += len(part.bodies)
+    if position != page_count or page_count == 0:
+        raise CorruptDocumentError("The parts of this PDF do not cover all its pages")
+
+    def joined(field: str) -> list[int]:
+        return [index for part in ordered for index in getattr(part, field)]
+
+    unreadable = joined("unreadable")
+    if len(unreadable) == page_count:
+        raise CorruptDocumentError(f"No page of this PDF could be read: {ordered[0].read_error}")
+    notes = [*warnings]
+    why = next((part.scan_reason for part in ordered if part.scanned), "")
+    notes.extend(
+        _check_scans(joined("scanned"), page_count, page_count - len(unreadable), limits, why)
+    )
+    notes.extend(note for part in ordered for note in part.ocr_warnings)
+    if unreadable:
+        first_error = next(part.read_error for part in ordered if part.unreadable)
+        notes.append(f"Page {_numbers(unreadable)} could not be read ({first_error})")
+    over_budget = joined("over_budget")
+    if over_budget:
+        notes.append(
+            f"Layout analysis used up its {limits.layout_budget():g} s budget; page "
+            f"{_numbers(over_budget)} extracted as plain text (no tables or headings)"
+        )
+    beyond = joined("beyond_page_budget")
+    if beyond:
+        notes.append(
+            f"Layout analysis covers the first {limits.layout_max_pages} pages; page "
+            f"{_numbers(beyond)} extracted as plain text (no tables or headings)"
+        )
+    failed = joined("failed")
+    if failed:
+        failure = next(part.layout_failure for part in ordered if part.failed)
+        notes.append(
+            f"Layout analysis failed ({failure}); page {_numbers(failed)} extracted as plain text"
+        )
+    dropped = joined("dropped_text")
+    if dropped:
+        notes.append(
+            f"Layout analysis missed most of the text layer on page "
+            f"{_numbers(dropped)}; extracted as plain text"
+        )
+    bodies = [body for part in ordered for body in part.bodies]
+    extraction = assemble_pages(bodies, "pdf", notes)
+    return dataclasses.replace(extraction, ocr_pages=tuple(joined("ocr_pages")))
+
+
+def _numbers(indexes: Sequence[int]) -> str:
+    return _page_ranges([index + 1 for index in sorted(indexes)])
 
 
 def extract_pdf(
@@ -231,8 +468,10 @@ def extract_pdf(
     *,
     ocr: OcrEngine | None = None,
     clock: Callable[[], float] = time.monotonic,
+    progress: Progress | None = None,
 ) -> Extraction:
-    """A PDF as Markdown with one ``<!-- page N -->`` section per page.
+    """A PDF as Markdown with one ``<!-- page N -->`` section per page, in this process;
+    ``progress`` is told ``(pages_done, page_count)`` after each page.
 
     ``ocr`` overrides the engine ``limits.ocr`` selects (tests and benchmarks).
 
@@ -243,60 +482,5 @@ def extract_pdf(
         ScannedPdfError: no text layer on all or most pages (see the module docstring).
         EmptyDocumentError: readable pages, but no text and no images.
     """
-    started = clock()  # the layout budget counts from here, so it includes the plain pass
-    document = _open(data)
-    with document:
-        page_count = document.page_count
-        if page_count == 0:
-            raise CorruptDocumentError(
-                "This PDF has no readable pages; re-export or re-download it"
-            )
-        if page_count > limits.max_pages:
-            raise DocumentTooLargeError(
-                f"The PDF has {page_count} pages, more than the {limits.max_pages} allowed"
-            )
-        plain = [_read_plain(document, index) for index in range(page_count)]
-        unreadable = [index + 1 for index, page in enumerate(plain) if page.error]
-        if len(unreadable) == page_count:
-            raise CorruptDocumentError(f"No page of this PDF could be read: {plain[0].error}")
-        if unreadable and not any(page.paragraphs or page.has_images for page in plain):
-            # Not empty: what could hold text did not open.
-            raise CorruptDocumentError(
-                f"Page {_page_ranges(unreadable)} of this PDF could not be read "
-                f"({plain[unreadable[0] - 1].error}) and the other pages are blank"
-            )
-        reasons, ocr_result = _recognise(document, plain, limits, started, clock, ocr)
-        recognised = ocr_result.texts
-        left_out = set(ocr_result.left_out)
-        # Pages left out for lack of budget are warned about, not counted as scans,
-        # unless nothing at all was recognised.
-        skip = left_out if recognised else set()
-        scanned = [
-            i
-            for i, reason in reasons.items()
-            if reason == "no_text" and i not in recognised and i not in skip
-        ]
-        warnings = _check_scans(
-            scanned, page_count, page_count - len(unreadable), limits, ocr_result
-        )
-        warnings.extend(ocr_result.warnings())
-        if unreadable:
-            warnings.append(
-                f"Page {_page_ranges(unreadable)} could not be read "
-                f"({plain[unreadable[0] - 1].error})"
-            )
-
-        budget = limits.layout_budget()
-        layout = _LayoutPass(document, started + budget, clock)
-        bodies: list[str] = []
-        for index, page in enumerate(plain):
-            if index in recognised:
-                bodies.append(recognised[index])
-            elif page.error or reasons.get(index) == "no_text":
-                bodies.append("")
-            else:
-                bodies.append(layout.render(index, page))
-        warnings.extend(layout.warnings(budget))
-    return dataclasses.replace(
-        assemble_pages(bodies, "pdf", warnings), ocr_pages=ocr_result.recognised_pages
-    )
+    part = extract_pdf_part(data, limits, ocr=ocr, clock=clock, progress=progress)
+    return join_pdf_parts([part], limits)

@@ -1,45 +1,67 @@
-"""Extraction in a throw-away child process, so a hostile document cannot harm the caller.
+"""Extraction in child processes, so a hostile document cannot harm the caller.
 
 The parent runs ``python -m extract.sandbox_child`` in a new session (its own process
-group), writes one JSON header line plus the raw bytes to its stdin, and reads
-one JSON answer from its stdout. The child caps its own address space
-(``RLIMIT_AS``) before it reads anything. The parent kills the whole process
-group on timeout. Answers are JSON, never pickle: the parent must not run
-code chosen by a process that parsed untrusted input.
+group). Each request is one JSON header line (with the byte count) plus the raw
+bytes on the child's stdin; the child answers with JSON lines on its stdout:
+optional ``{"progress": [pages_done, pages]}`` lines, then one answer. The child caps its
+own address space (``RLIMIT_AS``) before it reads any document. The parent kills
+the whole process group on timeout. Answers are JSON, never pickle: the parent
+must not run code chosen by a process that parsed untrusted input.
 
 Outcomes in the parent: the child's typed error is re-raised as the same
 type; timeout -> :class:`ExtractionTimeout`; the child running out of memory
 -> :class:`DocumentTooLargeError`; any other death -> :class:`CorruptDocumentError`.
-Safe to call from worker threads (each call owns its child and pipes).
+Safe to call from worker threads (each request owns its child while it runs).
 
-Starting a PDF child costs about a second (PyMuPDF and its layout model load on
-import). :class:`SandboxPool` keeps children started ahead of time, PDF
-libraries loaded, each waiting for one PDF; a child still serves exactly one
-document and is never reused. A child exits without tearing down its
-interpreter once its answer is out.
+:func:`extract_in_sandbox` starts one child for one document. :class:`SandboxPool`
+is what a worker uses:
+
+* Small Markdown, text, CSV/TSV and HTML files (``in_process_max_bytes``) are
+  parsed in the calling process: their parsers are pure Python, bounded by the
+  size and by :func:`extract.extract_document`'s error translation.
+* PDFs go to long-lived children with the PDF libraries and the layout model
+  loaded; a child serves up to ``documents_per_child`` requests, then is replaced.
+  A PDF of at least ``split_min_pages`` pages is extracted as parts of
+  ``pages_per_part`` pages, ``workers`` children at a time (see
+  :mod:`extract.pdf_ranges`); each part has ``limits.timeout_seconds``, the whole
+  document ``limits.timeout_ceiling_seconds``. A part whose child dies, runs out
+  of memory or time is read again as plain text, and the warning names its pages.
+* Office files, and larger text files, get a fresh child each.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import json
 import os
+import selectors
 import signal
 import subprocess
 import sys
 import threading
-from collections import deque
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from extract.detect import declared_kind
+from extract.detect import declared_kind, detect_kind
+from extract.document import extract_document
 from extract.errors import (
     CorruptDocumentError,
     DocumentTooLargeError,
+    ExtractionError,
     ExtractionTimeout,
     error_from_payload,
 )
-from extract.types import KINDS, Extraction, ExtractionLimits
+from extract.pdf import PdfPart, join_pdf_parts
+from extract.pdf_ranges import (
+    IN_PROCESS_KINDS,
+    part_from_payload,
+    part_limits,
+    part_ranges,
+)
+from extract.types import KINDS, Extraction, ExtractionLimits, Progress
 
 _OUT_OF_MEMORY_SIGNS = ("MemoryError", "out of memory", "Cannot allocate memory", "bad_alloc")
 _STDERR_TAIL = 2000
@@ -53,11 +75,6 @@ def _child_environment() -> dict[str, str]:
     return environment
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-
-
 def too_large(limits: ExtractionLimits) -> DocumentTooLargeError:
     return DocumentTooLargeError(
         f"Reading this document needs more than the {limits.memory_mb} MB of memory allowed; "
@@ -65,134 +82,27 @@ def too_large(limits: ExtractionLimits) -> DocumentTooLargeError:
     )
 
 
+def timed_out(seconds: float) -> ExtractionTimeout:
+    return ExtractionTimeout(
+        f"Reading this document took longer than {seconds:g} s and was stopped; try a smaller file"
+    )
+
+
 def _extraction_from_payload(payload: dict[str, Any]) -> Extraction:
-    kind = payload["kind"]
-    if kind not in KINDS:
-        raise CorruptDocumentError(f"The extractor answered with an unknown kind {kind!r}")
-    return Extraction(
-        markdown=str(payload["markdown"]),
-        page_count=int(payload["page_count"]),
-        page_offsets=tuple(int(offset) for offset in payload["page_offsets"]),
-        kind=kind,
-        warnings=tuple(str(warning) for warning in payload["warnings"]),
-        ocr_pages=tuple(int(page) for page in payload.get("ocr_pages", ())),
-    )
-
-
-def _read_answer(
-    stdout: bytes, stderr: bytes, returncode: int, limits: ExtractionLimits
-) -> Extraction:
-    if returncode == 0:
-        try:
-            answer = json.loads(stdout)
-        except ValueError:
-            answer = None
-        if isinstance(answer, dict) and "error" in answer:
-            raise error_from_payload(answer["error"])
-        if isinstance(answer, dict) and "extraction" in answer:
-            return _extraction_from_payload(answer["extraction"])
-    tail = stderr.decode("utf-8", errors="replace")[-_STDERR_TAIL:]
-    if any(sign in tail for sign in _OUT_OF_MEMORY_SIGNS):
-        raise too_large(limits)
-    how = f"signal {-returncode}" if returncode < 0 else f"exit status {returncode}"
-    last_line = tail.strip().splitlines()[-1] if tail.strip() else "no message"
-    raise CorruptDocumentError(
-        f"The extractor stopped unexpectedly on this document ({how}: {last_line})"
-    )
-
-
-def extract_in_sandbox(
-    data: bytes,
-    filename: str,
-    content_type: str | None,
-    *,
-    limits: ExtractionLimits | None = None,
-) -> Extraction:
-    """Same as :func:`extract.extract_document`, but in a fresh child process.
-
-    The child gets ``limits.memory_mb`` of address space and ``limits.timeout_seconds``
-    of wall-clock time (including its start-up).
-
-    Raises:
-        ExtractionError: the child's typed error, or ExtractionTimeout,
-            DocumentTooLargeError (memory) or CorruptDocumentError (the child died).
-    """
-    limits = limits or ExtractionLimits()
-    _check_size(data, limits)
-    return _extract_in(_start_child(), data, filename, content_type, limits)
-
-
-class SandboxPool:
-    """:func:`extract_in_sandbox` with up to ``spares`` children started ahead of time.
-
-    A spare caps its memory at ``memory_mb``, imports the PDF libraries, then
-    waits for its one document; when it is taken, a replacement starts at once,
-    loading while the document is read. Spares go to PDFs only: other kinds start
-    fast, and would pay for loading libraries they do not use. A PDF whose limits
-    ask for another memory cap, or that finds no spare, gets a fresh child. The
-    timeout runs from when the document is handed over. A waiting spare holds
-    about 150 MB of memory. Safe to share between threads.
-    """
-
-    def __init__(self, spares: int = 1, *, memory_mb: int = ExtractionLimits.memory_mb) -> None:
-        self.spares = spares
-        self.memory_mb = memory_mb
-        self._ready: deque[subprocess.Popen[bytes]] = deque()
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def extract(
-        self,
-        data: bytes,
-        filename: str,
-        content_type: str | None,
-        *,
-        limits: ExtractionLimits | None = None,
-    ) -> Extraction:
-        """Same as :func:`extract_in_sandbox`."""
-        limits = limits or ExtractionLimits(memory_mb=self.memory_mb)
-        _check_size(data, limits)
-        process = None
-        # The child still checks the bytes; a spare just has the PDF libraries loaded.
-        pdf = declared_kind(filename, content_type) == "pdf"
-        if limits.memory_mb == self.memory_mb and pdf:
-            process = self._take()
-            self.warm()
-        return _extract_in(process or _start_child(), data, filename, content_type, limits)
-
-    def warm(self) -> None:
-        """Start spares until ``spares`` are waiting (children that died are dropped)."""
-        with self._lock:
-            if self._closed:
-                return
-            for process in [p for p in self._ready if p.poll() is not None]:
-                self._ready.remove(process)
-                process.communicate()
-            while len(self._ready) < self.spares:
-                self._ready.append(_start_child(warm_memory_mb=self.memory_mb))
-
-    def spare_pids(self) -> list[int]:
-        """Process ids of the spares waiting now."""
-        with self._lock:
-            return [process.pid for process in self._ready if process.poll() is None]
-
-    def close(self) -> None:
-        """Stop the spares; later documents each get a fresh child."""
-        with self._lock:
-            self._closed = True
-            spares, self._ready = list(self._ready), deque()
-        for process in spares:
-            _kill_group(process)
-            process.communicate()
-
-    def _take(self) -> subprocess.Popen[bytes] | None:
-        with self._lock:
-            while self._ready:
-                process = self._ready.popleft()
-                if process.poll() is None:
-                    return process
-                process.communicate()
-        return None
+    try:
+        kind = payload["kind"]
+        if kind not in KINDS:
+            raise CorruptDocumentError(f"The extractor answered with an unknown kind {kind!r}")
+        return Extraction(
+            markdown=str(payload["markdown"]),
+            page_count=int(payload["page_count"]),
+            page_offsets=tuple(int(offset) for offset in payload["page_offsets"]),
+            kind=kind,
+            warnings=tuple(str(warning) for warning in payload["warnings"]),
+            ocr_pages=tuple(int(page) for page in payload.get("ocr_pages", ())),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CorruptDocumentError(f"The extractor answered with a malformed text ({exc})") from exc
 
 
 def _check_size(data: bytes, limits: ExtractionLimits) -> None:
@@ -203,42 +113,378 @@ def _check_size(data: bytes, limits: ExtractionLimits) -> None:
         )
 
 
-def _start_child(*, warm_memory_mb: int | None = None) -> subprocess.Popen[bytes]:
-    """A child waiting for its document on stdin; with ``warm_memory_mb`` it caps its
-    memory at that and loads the PDF libraries first."""
-    warm = ["--warm", str(warm_memory_mb)] if warm_memory_mb is not None else []
-    return subprocess.Popen(
-        [sys.executable, "-m", "extract.sandbox_child", *warm],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        env=_child_environment(),
+class _Child:
+    """One sandbox child process and the requests it serves, one at a time."""
+
+    def __init__(self, *, warm_memory_mb: int | None = None) -> None:
+        warm = ["--warm", str(warm_memory_mb)] if warm_memory_mb is not None else []
+        self.memory_mb = warm_memory_mb
+        self.served = 0
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "extract.sandbox_child", *warm],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            env=_child_environment(),
+        )
+        self._stderr: collections.deque[bytes] = collections.deque(maxlen=64)
+        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_reader.start()
+        self._pending = b""
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def _drain_stderr(self) -> None:
+        stream = self.process.stderr
+        assert stream is not None
+        with contextlib.suppress(OSError, ValueError):
+            descriptor = stream.fileno()
+            for chunk in iter(lambda: os.read(descriptor, 4096), b""):
+                self._stderr.append(chunk)
+
+    def request(
+        self,
+        header: dict[str, Any],
+        data: bytes,
+        limits: ExtractionLimits,
+        timeout: float,
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
+        """Send one request; the child's answer (typed errors raised), within ``timeout``."""
+        self.served += 1
+        deadline = time.monotonic() + timeout
+        line = json.dumps({**header, "size": len(data)}).encode() + b"\n"
+        writer = threading.Thread(target=self._write, args=(line + data,), daemon=True)
+        writer.start()
+        try:
+            answer = self._read_answer(deadline, progress)
+        except TimeoutError:
+            self.kill()
+            raise timed_out(timeout) from None
+        finally:
+            writer.join(timeout=1)
+        if answer is None:
+            raise self._death(limits)
+        if "error" in answer:
+            raise error_from_payload(answer["error"])
+        return answer
+
+    def _write(self, payload: bytes) -> None:
+        stream = self.process.stdin
+        assert stream is not None
+        with contextlib.suppress(BrokenPipeError, OSError, ValueError):
+            stream.write(payload)
+            stream.flush()
+
+    def _read_answer(self, deadline: float, progress: Progress | None) -> dict[str, Any] | None:
+        stream = self.process.stdout
+        assert stream is not None
+        descriptor = stream.fileno()
+        with selectors.DefaultSelector() as selector:
+            selector.register(descriptor, selectors.EVENT_READ)
+            while True:
+                while b"\n" in self._pending:
+                    line, self._pending = self._pending.split(b"\n", 1)
+                    try:
+                        message = json.loads(line)
+                    except ValueError:
+                        return None
+                    if not isinstance(message, dict):
+                        return None
+                    if "progress" not in message:
+                        return message
+                    if progress is not None:
+                        try:
+                            done, pages = (int(number) for number in message["progress"])
+                        except (TypeError, ValueError):
+                            return None
+                        progress(done, pages)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError
+                if not selector.select(timeout=remaining):
+                    continue
+                chunk = os.read(descriptor, 1 << 20)
+                if not chunk:
+                    return None
+                self._pending += chunk
+
+    def _death(self, limits: ExtractionLimits) -> ExtractionError:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=5)
+        self.kill()
+        return death_error(b"".join(self._stderr), self.process.returncode, limits)
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=5)
+        self._stderr_reader.join(timeout=1)
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                if stream is not None:
+                    stream.close()
+
+    def close(self) -> None:
+        """Let the child exit (stdin closed), then make sure its process group is gone."""
+        with contextlib.suppress(OSError, ValueError):
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=2)
+        self.kill()
+
+
+def _field(answer: dict[str, Any], key: str) -> Any:
+    """``answer[key]``, or the child answered something it should not have."""
+    if key not in answer:
+        raise CorruptDocumentError(f"The extractor answered without {key!r}")
+    return answer[key]
+
+
+def death_error(stderr: bytes, returncode: int | None, limits: ExtractionLimits) -> ExtractionError:
+    """What a child that stopped without answering means, from its stderr and exit status."""
+    tail = stderr.decode("utf-8", errors="replace")[-_STDERR_TAIL:]
+    if any(sign in tail for sign in _OUT_OF_MEMORY_SIGNS):
+        return too_large(limits)
+    if returncode is None:
+        how = "no answer"
+    elif returncode < 0:
+        how = f"signal {-returncode}"
+    else:
+        how = f"exit status {returncode}"
+    last_line = tail.strip().splitlines()[-1] if tail.strip() else "no message"
+    return CorruptDocumentError(
+        f"The extractor stopped unexpectedly on this document ({how}: {last_line})"
     )
 
 
-def _extract_in(
-    process: subprocess.Popen[bytes],
+def _header(
+    filename: str, content_type: str | None, limits: ExtractionLimits, op: str, **more: Any
+) -> dict[str, Any]:
+    return {
+        "op": op,
+        "filename": filename,
+        "content_type": content_type,
+        "limits": dataclasses.asdict(limits),
+        **more,
+    }
+
+
+def extract_in_sandbox(
     data: bytes,
     filename: str,
     content_type: str | None,
-    limits: ExtractionLimits,
+    *,
+    limits: ExtractionLimits | None = None,
 ) -> Extraction:
-    """Hand ``process`` its document and read its answer, within the limits."""
-    header = json.dumps(
-        {"filename": filename, "content_type": content_type, "limits": dataclasses.asdict(limits)}
-    ).encode()
+    """Same as :func:`extract.extract_document`, but in one fresh child process.
+
+    The child gets ``limits.memory_mb`` of address space and ``limits.timeout_seconds``
+    of wall-clock time (including its start-up).
+
+    Raises:
+        ExtractionError: the child's typed error, or ExtractionTimeout,
+            DocumentTooLargeError (memory) or CorruptDocumentError (the child died).
+    """
+    limits = limits or ExtractionLimits()
+    _check_size(data, limits)
+    child = _Child()
     try:
-        stdout, stderr = process.communicate(header + b"\n" + data, timeout=limits.timeout_seconds)
-    except subprocess.TimeoutExpired:
-        _kill_group(process)
-        process.communicate()
-        raise ExtractionTimeout(
-            f"Reading this document took longer than {limits.timeout_seconds:g} s and was "
-            "stopped; try a smaller file"
-        ) from None
+        header = _header(filename, content_type, limits, "extract")
+        answer = child.request(header, data, limits, limits.timeout_seconds)
     finally:
-        _kill_group(process)  # stray grandchildren, or an interrupted wait
-        if process.poll() is None:
-            process.wait()
-    return _read_answer(stdout, stderr, process.returncode, limits)
+        child.close()
+    return _extraction_from_payload(_field(answer, "extraction"))
+
+
+class SandboxPool:
+    """Extraction for a worker: in-process for small text, long-lived PDF children, PDFs in parts.
+
+    ``spares`` children are kept started ahead of time (capped at ``memory_mb``,
+    PDF libraries loaded; about 500 MB each once they have read a PDF). A child
+    goes back to the pool after each answer until it has served
+    ``documents_per_child`` requests or answered an error. A PDF whose limits
+    ask for another memory cap gets fresh children. Safe to share between threads.
+    """
+
+    def __init__(
+        self,
+        spares: int = 1,
+        *,
+        memory_mb: int = ExtractionLimits.memory_mb,
+        workers: int | None = None,
+        pages_per_part: int = 16,
+        split_min_pages: int = 32,
+        documents_per_child: int = 50,
+        in_process_max_bytes: int = 1024 * 1024,
+    ) -> None:
+        self.spares = spares
+        self.memory_mb = memory_mb
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.pages_per_part = pages_per_part
+        self.split_min_pages = split_min_pages
+        self.documents_per_child = documents_per_child
+        self.in_process_max_bytes = in_process_max_bytes
+        self._ready: collections.deque[_Child] = collections.deque()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def __enter__(self) -> SandboxPool:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def extract(
+        self,
+        data: bytes,
+        filename: str,
+        content_type: str | None,
+        *,
+        limits: ExtractionLimits | None = None,
+        progress: Progress | None = None,
+    ) -> Extraction:
+        """Same as :func:`extract_in_sandbox`; ``progress(pages_done, page_count)`` is
+        called (from any thread) as the pages of a PDF are read."""
+        limits = limits or ExtractionLimits(memory_mb=self.memory_mb)
+        _check_size(data, limits)
+        declared = declared_kind(filename, content_type)
+        small = len(data) <= self.in_process_max_bytes
+        if small and declared in IN_PROCESS_KINDS:
+            kind, _ = detect_kind(data, filename, content_type)  # the bytes decide
+            if kind in IN_PROCESS_KINDS:
+                return extract_document(data, filename, content_type, limits=limits)
+        if declared != "pdf":
+            return extract_in_sandbox(data, filename, content_type, limits=limits)
+        return self._extract_pdf(data, filename, content_type, limits, progress)
+
+    def _extract_pdf(
+        self,
+        data: bytes,
+        filename: str,
+        content_type: str | None,
+        limits: ExtractionLimits,
+        progress: Progress | None,
+    ) -> Extraction:
+        started = time.monotonic()
+        header = _header(
+            filename, content_type, limits, "plan", split_min_pages=self.split_min_pages
+        )
+        answer = self._run(header, data, limits, limits.timeout_seconds, progress)
+        self.warm()
+        if "extraction" in answer:
+            return _extraction_from_payload(_field(answer, "extraction"))
+        plan = _field(answer, "plan")
+        page_count = int(plan["page_count"])
+        done = [0] * page_count
+        done_lock = threading.Lock()
+
+        def read_part(pages: range) -> PdfPart:
+            def on_progress(pages_done: int, _pages: int) -> None:
+                with done_lock:
+                    for index in pages[:pages_done]:
+                        done[index] = 1
+                    total = sum(done)
+                if progress is not None:
+                    progress(total, page_count)
+
+            def attempt(**more: Any) -> PdfPart:
+                remaining = started + limits.timeout_ceiling_seconds - time.monotonic()
+                if remaining <= 0:
+                    raise timed_out(limits.timeout_ceiling_seconds)
+                timeout = min(limits.timeout_seconds, remaining)
+                own = part_limits(limits, timeout)
+                span = [pages.start, pages.stop]
+                header = _header(filename, content_type, own, "part", pages=span, **more)
+                answer = self._run(header, data, own, timeout, on_progress)
+                return part_from_payload(_field(answer, "part"))
+
+            try:
+                return attempt()
+            except (CorruptDocumentError, DocumentTooLargeError, ExtractionTimeout) as error:
+                # Read the part again without layout analysis; the warning names its pages.
+                return attempt(layout_failure=error.message)
+
+        ranges = part_ranges(page_count, self.pages_per_part)
+        threads = ThreadPoolExecutor(max_workers=min(self.workers, len(ranges)))
+        try:
+            parts = list(threads.map(read_part, ranges))
+        finally:
+            threads.shutdown(cancel_futures=True)  # after a failure, start no further part
+        return join_pdf_parts(parts, limits, [str(warning) for warning in plan["warnings"]])
+
+    def _run(
+        self,
+        header: dict[str, Any],
+        data: bytes,
+        limits: ExtractionLimits,
+        timeout: float,
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
+        """One request to a pooled child (fresh when none fits); the child returns to the
+        pool after a good answer."""
+        child = self._take(limits.memory_mb) or _Child(warm_memory_mb=limits.memory_mb)
+        try:
+            answer = child.request(header, data, limits, timeout, progress)
+        except BaseException:
+            child.close()
+            raise
+        self._give_back(child)
+        return answer
+
+    def warm(self) -> None:
+        """Start spares until ``spares`` are waiting (children that died are dropped)."""
+        with self._lock:
+            if self._closed:
+                return
+            for child in [c for c in self._ready if not c.alive()]:
+                self._ready.remove(child)
+                child.close()
+            while len(self._ready) < self.spares:
+                self._ready.append(_Child(warm_memory_mb=self.memory_mb))
+
+    def spare_pids(self) -> list[int]:
+        """Process ids of the children waiting now."""
+        with self._lock:
+            return [child.pid for child in self._ready if child.alive()]
+
+    def close(self) -> None:
+        """Stop the waiting children; later documents each get fresh children."""
+        with self._lock:
+            self._closed = True
+            spares, self._ready = list(self._ready), collections.deque()
+        for child in spares:
+            child.close()
+
+    def _take(self, memory_mb: int) -> _Child | None:
+        with self._lock:
+            for child in list(self._ready):
+                if child.memory_mb != memory_mb:
+                    continue
+                self._ready.remove(child)
+                if child.alive():
+                    return child
+                child.close()
+        return None
+
+    def _give_back(self, child: _Child) -> None:
+        with self._lock:
+            keep = (
+                not self._closed
+                and child.alive()
+                and child.served < self.documents_per_child
+                and child.memory_mb == self.memory_mb
+                and len(self._ready) < max(self.spares, self.workers)
+            )
+            if keep:
+                self._ready.append(child)
+        if not keep:
+            child.close()

@@ -1,10 +1,19 @@
 """The sandbox child: ``python -m extract.sandbox_child`` (started by :mod:`extract.sandbox`).
 
-Reads one JSON header line and the document bytes from stdin, caps its own
-address space, extracts, and writes one JSON answer to stdout. With ``--warm``
-it first imports the PDF libraries, so it can wait as a spare
-(:class:`extract.sandbox.SandboxPool`); a spare whose stdin closes before a
-document arrives exits quietly.
+Serves requests until its stdin closes: each is one JSON header line (with
+``size``, the byte count) and the document bytes; each answer is one JSON line
+on stdout, after optional ``{"progress": [pages_done, pages]}`` lines. The address space is capped
+before the first document is read. Operations (``op``):
+
+* ``extract``: the whole document, as :func:`extract.extract_document`;
+* ``plan``: a PDF of at least ``split_min_pages`` pages with no page to recognise
+  (OCR) is only checked and answered with its page count (the parent then asks
+  for parts); anything else is extracted as with ``extract``;
+* ``part``: pages ``[start, stop)`` of a PDF as a :class:`extract.pdf.PdfPart`.
+
+With ``--warm`` it first caps its memory and imports the PDF libraries, so it can
+wait as a spare (:class:`extract.sandbox.SandboxPool`); a child whose stdin closes
+exits quietly.
 """
 
 from __future__ import annotations
@@ -15,27 +24,57 @@ import json
 import os
 import resource
 import sys
-from typing import Any
+from typing import IO, Any
 
+from extract.detect import detect_kind
 from extract.document import extract_document
-from extract.errors import DocumentTooLargeError, ExtractionError
+from extract.errors import DocumentTooLargeError, ExtractionError, UnsupportedFormatError
+from extract.pdf import extract_pdf_part, survey_pdf
 from extract.sandbox import too_large
 from extract.types import ExtractionLimits
 
 
 def _cap_memory(memory_mb: int) -> None:
     cap = memory_mb * 1024 * 1024
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard != resource.RLIM_INFINITY:
         cap = min(cap, hard)
+    if soft != resource.RLIM_INFINITY and soft <= cap:
+        return  # capped already (a long-lived child keeps its first cap)
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
 
-def _answer(header: dict[str, Any], data: bytes) -> dict[str, Any]:
+def _answer(header: dict[str, Any], data: bytes, out: IO[bytes]) -> dict[str, Any]:
     limits = ExtractionLimits.from_payload(header["limits"])
+    filename, content_type = header["filename"], header["content_type"]
+
+    def progress(pages_done: int, pages: int) -> None:
+        out.write(json.dumps({"progress": [pages_done, pages]}).encode() + b"\n")
+        out.flush()
+
     try:
+        op = header.get("op", "extract")
+        if op == "part":
+            start, stop = (int(number) for number in header["pages"])
+            part = extract_pdf_part(
+                data,
+                limits,
+                range(start, stop),
+                progress=progress,
+                layout_failure=header.get("layout_failure"),
+            )
+            return {"part": dataclasses.asdict(part)}
+        if op == "plan":
+            kind, warnings = detect_kind(data, filename, content_type)
+            if kind == "pdf":
+                survey = survey_pdf(data, limits)
+                # Pages to recognise keep the document whole: its OCR budget is the document's.
+                if survey.page_count >= int(header["split_min_pages"]) and not survey.ocr_pages:
+                    return {"plan": {"page_count": survey.page_count, "warnings": warnings}}
+        elif op != "extract":
+            raise UnsupportedFormatError(f"Unknown sandbox operation {op!r}")
         extraction = extract_document(
-            data, header["filename"], header["content_type"], limits=limits
+            data, filename, content_type, limits=limits, progress=progress
         )
     except ExtractionError as exc:
         return {"error": exc.to_payload()}
@@ -64,7 +103,7 @@ def _load_pdf_libraries() -> None:
 
 
 def main() -> None:
-    """Child entry point: header line and bytes on stdin, one JSON answer on stdout.
+    """Child entry point: requests on stdin, answers on stdout, until stdin closes.
 
     ``--warm MEMORY_MB``: cap the address space at once, load the PDF libraries, then wait.
     """
@@ -73,23 +112,24 @@ def main() -> None:
     if sys.argv[1:2] == ["--warm"]:
         _cap_memory(int(sys.argv[2]))
         _load_pdf_libraries()
-    line = sys.stdin.buffer.readline()
-    if not line:
-        return  # a spare nobody needed
-    header = json.loads(line)
-    _cap_memory(int(header["limits"]["memory_mb"]))
-    data = sys.stdin.buffer.read()
-    try:
-        answer = _answer(header, data)
-    except MemoryError:
-        answer = {"error": DocumentTooLargeError().to_payload()}
-    answer_stream.write(json.dumps(answer).encode())
+    requests = sys.stdin.buffer
+    while line := requests.readline():
+        header = json.loads(line)
+        _cap_memory(int(header["limits"]["memory_mb"]))
+        data = requests.read(int(header["size"]))
+        try:
+            answer = _answer(header, data, answer_stream)
+        except MemoryError:
+            answer = {"error": DocumentTooLargeError().to_payload()}
+        del data
+        answer_stream.write(json.dumps(answer).encode() + b"\n")
+        answer_stream.flush()
     answer_stream.close()
 
 
 if __name__ == "__main__":
     main()
-    # The answer is out; tearing down the interpreter (and PyMuPDF's and ONNX's state)
+    # The answers are out; tearing down the interpreter (and PyMuPDF's and ONNX's state)
     # would only keep the parent waiting.
     sys.stderr.flush()
     os._exit(0)

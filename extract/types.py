@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -61,13 +62,19 @@ class ExtractionLimits:
     max_pages: int = 2000
     """Refuse documents with more pages (PDF pages, slides, sheets) than this."""
     timeout_seconds: float = 120.0
-    """Wall-clock limit of a sandboxed extraction; the child is killed after it."""
+    """Wall-clock limit of a sandboxed extraction (of each part of a PDF read in parts);
+    the child is killed after it."""
+    timeout_ceiling_seconds: float = 900.0
+    """Wall-clock limit of a whole PDF read in parts: its time scales with its pages
+    (``timeout_seconds`` per part, parts run in parallel) up to this."""
     memory_mb: int = 2048
     """Address-space cap (``RLIMIT_AS``) of the sandbox child."""
     layout_budget_seconds: float | None = None
     """Time the PDF layout engine (pymupdf4llm) may spend on one document; the
     remaining pages use the fast plain-text path. ``None`` means half of
-    ``timeout_seconds``, which keeps 400-page documents inside the timeout."""
+    ``timeout_seconds`` (most of it for a part of a PDF read in parts)."""
+    layout_max_pages: int = 1000
+    """PDF pages after this many get the plain-text path, whatever the time."""
     max_unpacked_bytes: int = 512 * 1024 * 1024
     """Cap on the total uncompressed size of an Office file's ZIP members (zip bombs)."""
     max_scanned_fraction: float = 0.5
@@ -116,3 +123,7 @@ class Extraction:
     def page_of(self, offset: int) -> int:
         """The 1-based page holding the character at ``offset`` (clamped to the document)."""
         return max(1, bisect.bisect_right(self.page_offsets, offset))
+
+
+Progress = Callable[[int, int], None]
+"""Told ``(pages_done, page_count)`` as the pages of a document are read."""

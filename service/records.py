@@ -120,6 +120,10 @@ class Document:
     error_message: str | None
     kind: str | None
     page_count: int | None
+    pages_done: int | None
+    """While extracting: pages read so far (None until the extractor knows the page count)."""
+    pages_total: int | None
+    """While extracting: the pages the document has (None until known)."""
     content_hash: str | None
     warnings: tuple[str, ...]
     created_at: datetime
@@ -145,6 +149,8 @@ class Document:
             error_message=row["error_message"],
             kind=row["kind"],
             page_count=row["page_count"],
+            pages_done=row["pages_done"],
+            pages_total=row["pages_total"],
             content_hash=row["content_hash"],
             warnings=tuple(row["warnings"] or ()),
             created_at=row["created_at"],

@@ -18,6 +18,7 @@ from pydantic import SecretStr
 
 from extract import SandboxPool
 from service.jobs import Jobs
+from service.services.extraction import sandbox_pool
 from service.services.rate_limit import RateLimiter
 from service.services.search import SearchEngine
 from service.settings import Settings
@@ -128,9 +129,7 @@ async def open_runtime(
         await pool.open(wait=True, timeout=max(10.0, settings.database.pool_timeout))
         jobs = Jobs(database.url, settings)
         search = SearchEngine(settings, background=background)
-        sandboxes = SandboxPool(
-            settings.extraction.warm_processes, memory_mb=settings.extraction.memory_mb
-        )
+        sandboxes = sandbox_pool(settings)
         try:
             await jobs.open()
             yield Runtime(

@@ -119,18 +119,32 @@ class StorageSettings(BaseModel):
 
 
 class ExtractionSettings(BaseModel):
-    """Limits on turning one file into Markdown (each extraction runs in its own process)."""
+    """Limits on turning one file into Markdown (in sandbox processes; small text files in-process)."""
 
     model_config = ConfigDict(use_attribute_docstrings=True)
 
     max_pages: int = Field(default=2000, ge=1)
     """Most pages a document may have."""
     timeout_seconds: float = Field(default=120.0, gt=0)
-    """Wall-clock limit on one extraction."""
+    """Wall-clock limit on one extraction, and on each part of a long PDF read in parts."""
+    timeout_ceiling_seconds: float = Field(default=900.0, gt=0)
+    """Wall-clock limit on a whole PDF read in parts (its time scales with its pages up to this); keep it below `jobs.stale_after_seconds`."""
     memory_mb: int = Field(default=2048, ge=128)
-    """Address-space cap of the extraction process, libraries included (PDF ones take ~500 MB of it)."""
+    """Address-space cap of each extraction process, libraries included (PDF ones take ~500 MB of it)."""
     warm_processes: int = Field(default=1, ge=0, le=32)
-    """Extraction processes a worker keeps started with the PDF libraries loaded, each waiting for one PDF (~150 MB each; 0 starts one per document)."""
+    """Extraction processes a worker keeps started with the PDF libraries loaded, waiting for PDFs (~150 MB each, ~500 MB once used; 0 starts them on demand)."""
+    workers: int | None = Field(default=None, ge=1, le=64)
+    """Processes reading the parts of one long PDF at once (default: one per CPU core)."""
+    pages_per_part: int = Field(default=16, ge=1)
+    """Pages of a long PDF each process reads in one go (smaller parts balance better and report progress more often)."""
+    split_min_pages: int = Field(default=32, ge=2)
+    """PDFs with at least this many pages are read in parallel parts, unless a page needs OCR (then the document is read whole, within its OCR budget); shorter ones in one process."""
+    layout_max_pages: int = Field(default=1000, ge=0)
+    """PDF pages after this many are read as plain text (no tables or headings), with a warning naming them."""
+    documents_per_child: int = Field(default=50, ge=1)
+    """Requests an extraction process serves before it is replaced by a fresh one."""
+    in_process_max_bytes: int = Field(default=1024 * 1024, ge=0)
+    """Markdown, text, CSV/TSV and HTML files up to this size are read in the worker's own process (pure-Python readers); larger ones in a sandbox process."""
 
 
 class OcrSettings(BaseModel):
@@ -250,6 +264,15 @@ class RequestSettings(BaseModel):
     """Pending document requests one project may hold; past it a new title is refused."""
 
 
+class ClientSettings(BaseModel):
+    """How the CLI's client commands (`upload`, `import`) work against a running service."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    upload_concurrency: int = Field(default=4, ge=1, le=32)
+    """Files `shortlist upload` sends, and waits for, at once."""
+
+
 class Settings(BaseSettings):
     """All of Shortlist's configuration."""
 
@@ -284,6 +307,7 @@ class Settings(BaseSettings):
     jobs: JobSettings = Field(default_factory=JobSettings)
     fetch: FetchSettings = Field(default_factory=FetchSettings)
     requests: RequestSettings = Field(default_factory=RequestSettings)
+    client: ClientSettings = Field(default_factory=ClientSettings)
 
     @property
     def public_url(self) -> str:

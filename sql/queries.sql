@@ -107,13 +107,13 @@ DELETE FROM uploads WHERE id = %(upload_id)s;
 INSERT INTO documents (project_id, name, content_type, size_bytes, object_key, status)
 VALUES (%(project_id)s, btrim(%(name)s), %(content_type)s, %(size_bytes)s, %(object_key)s, %(status)s)
 RETURNING id, project_id, name, content_type, size_bytes, object_key, status, error_code,
-          error_message, kind, page_count, content_hash, warnings, attempts, created_at,
+          error_message, kind, page_count, pages_done, pages_total, content_hash, warnings, attempts, created_at,
           updated_at, extracted_at, ocr_pages;
 
 -- list_documents --
 -- A project's documents with metadata (no text), newest first
 SELECT d.id, d.project_id, d.name, d.content_type, d.size_bytes, d.object_key, d.status,
-       d.error_code, d.error_message, d.kind, d.page_count, d.content_hash, d.warnings,
+       d.error_code, d.error_message, d.kind, d.page_count, d.pages_done, d.pages_total, d.content_hash, d.warnings,
        d.attempts, d.created_at, d.updated_at, d.extracted_at, d.ocr_pages
 FROM documents d JOIN projects p ON p.id = d.project_id
 WHERE d.project_id = %(project_id)s AND p.user_id = %(user_id)s
@@ -122,7 +122,7 @@ ORDER BY d.created_at DESC, d.name;
 -- fetch_document --
 -- One of the user's documents with metadata (no text)
 SELECT d.id, d.project_id, d.name, d.content_type, d.size_bytes, d.object_key, d.status,
-       d.error_code, d.error_message, d.kind, d.page_count, d.content_hash, d.warnings,
+       d.error_code, d.error_message, d.kind, d.page_count, d.pages_done, d.pages_total, d.content_hash, d.warnings,
        d.attempts, d.created_at, d.updated_at, d.extracted_at, d.ocr_pages
 FROM documents d JOIN projects p ON p.id = d.project_id
 WHERE d.id = %(document_id)s AND p.user_id = %(user_id)s;
@@ -173,9 +173,15 @@ WHERE status = 'ready' ORDER BY extracted_at DESC NULLS LAST LIMIT %(limit)s;
 
 -- claim_document_for_extraction --
 -- Mark a document as being extracted, counting the attempt; nothing if it is gone
-UPDATE documents SET status = 'processing', attempts = attempts + 1, updated_at = now()
+UPDATE documents SET status = 'processing', attempts = attempts + 1, pages_done = NULL,
+       pages_total = NULL, updated_at = now()
 WHERE id = %(document_id)s AND status IN ('pending', 'processing')
 RETURNING id, name, content_type, size_bytes, object_key, attempts, source_url;
+
+-- record_extraction_progress --
+-- Note how many of a document's pages the extractor has read (while it is being extracted)
+UPDATE documents SET pages_done = %(pages_done)s, pages_total = %(pages_total)s
+WHERE id = %(document_id)s AND status = 'processing';
 
 -- store_extraction --
 -- Save a successful extraction: the whole Markdown, once, and the type of the kind found
@@ -212,7 +218,7 @@ WHERE d.status IN ('pending', 'processing')
 INSERT INTO documents (project_id, name, content_type, size_bytes, object_key, status, attempts)
 VALUES (%(project_id)s, btrim(%(name)s), %(content_type)s, %(size_bytes)s, %(object_key)s, 'processing', 1)
 RETURNING id, project_id, name, content_type, size_bytes, object_key, status, error_code,
-          error_message, kind, page_count, content_hash, warnings, attempts, created_at,
+          error_message, kind, page_count, pages_done, pages_total, content_hash, warnings, attempts, created_at,
           updated_at, extracted_at, ocr_pages;
 
 -- insert_imported_document --
@@ -220,7 +226,7 @@ RETURNING id, project_id, name, content_type, size_bytes, object_key, status, er
 INSERT INTO documents (project_id, name, content_type, size_bytes, object_key, status, source_url)
 VALUES (%(project_id)s, btrim(%(name)s), %(content_type)s, 0, %(object_key)s, 'pending', %(source_url)s)
 RETURNING id, project_id, name, content_type, size_bytes, object_key, status, error_code,
-          error_message, kind, page_count, content_hash, warnings, attempts, created_at,
+          error_message, kind, page_count, pages_done, pages_total, content_hash, warnings, attempts, created_at,
           updated_at, extracted_at;
 
 -- store_fetched_original --

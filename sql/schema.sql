@@ -65,6 +65,8 @@ CREATE TABLE documents (
     error_message  text,
     kind           text,
     page_count     integer,
+    pages_done     integer CHECK (pages_done >= 0),
+    pages_total    integer CHECK (pages_total >= 0),
     markdown       text,
     content_hash   text,
     warnings       text[] NOT NULL DEFAULT '{}',

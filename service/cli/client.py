@@ -247,14 +247,22 @@ class ShortlistClient:
             wait *= 2
 
     def wait(
-        self, document_id: str, *, timeout: float = 600.0, interval: float = 1.0
+        self,
+        document_id: str,
+        *,
+        timeout: float = 600.0,
+        interval: float = 1.0,
+        on_update: Callable[[dict[str, Any]], None] | None = None,
     ) -> dict[str, Any]:
-        """Poll until the document is ready or failed (or the timeout passes)."""
+        """Poll until the document is ready or failed (or the timeout passes); ``on_update``
+        sees the document as each poll finds it (its ``progress`` while it is extracted)."""
         deadline = time.monotonic() + timeout
         while True:
             document: dict[str, Any] = self._json(
                 self._request("GET", f"/api/documents/{document_id}")
             )
+            if on_update is not None:
+                on_update(document)
             if document["status"] in ("ready", "error") or time.monotonic() > deadline:
                 return document
             time.sleep(interval)

@@ -18,6 +18,7 @@ import signal
 import sys
 import textwrap
 from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from pathlib import Path
@@ -470,12 +471,15 @@ project_option = click.option(
 @json_option
 def extract_command(path: Path, as_json: bool) -> None:
     """Print the Markdown a file becomes, or the reason it cannot be searched (exit 2)."""
-    from extract import ExtractionError, extract_in_sandbox
-    from service.services.extraction import limits_for
+    from extract import ExtractionError
+    from service.services.extraction import limits_for, sandbox_pool
 
     settings = get_settings()
     try:
-        result = extract_in_sandbox(path.read_bytes(), path.name, None, limits=limits_for(settings))
+        with sandbox_pool(settings) as sandboxes:  # a long PDF is read in parallel parts
+            result = sandboxes.extract(
+                path.read_bytes(), path.name, None, limits=limits_for(settings)
+            )
     except ExtractionError as exc:
         fail(exc.message, code=exc.code, as_json=as_json)
     if as_json:
@@ -506,13 +510,13 @@ def ingest(
     """Extract files (and the supported files in folders) and store them in a project
     directly (no upload, no queue)."""
     from service.cli.files import expand_paths
-    from service.services.ingest import Ingested, ingest_file
+    from service.services.ingest import Ingested, ingest_files
 
     async def work(runtime: Runtime) -> list[Ingested]:
         principal = await acting_user(runtime, user_name)
         async with connection(runtime.pool) as conn:
             target = await projects.resolve_project(conn, principal.user_id, project_name)
-        return [await ingest_file(runtime, target, path) for path in expand_paths(paths)]
+        return await ingest_files(runtime, target, list(expand_paths(paths)))
 
     results = run_with_runtime(get_settings(), work)
     entries: list[dict[str, Any]] = []
@@ -649,40 +653,65 @@ def mcp_command(project_name: str | None, user_name: str | None) -> None:
     show_default=True,
     help="Wait until each file is ready or failed.",
 )
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 32),
+    default=None,
+    help="Files sent at once (default: the client.upload_concurrency setting, 4).",
+)
 @json_option
 @command_errors
 def upload(
-    paths: tuple[Path, ...], project_name: str, url: str | None, wait: bool, as_json: bool
+    paths: tuple[Path, ...],
+    project_name: str,
+    url: str | None,
+    wait: bool,
+    concurrency: int | None,
+    as_json: bool,
 ) -> None:
     """Upload files (and the supported files in folders) to a running service through the
-    grant flow, with a progress bar."""
+    grant flow, several at a time, showing each file's state as it is sent and extracted."""
     from service.cli.client import ShortlistClient
     from service.cli.files import expand_paths
+    from service.cli.upload_board import UploadBoard
 
     settings = get_settings()
     if settings.token is None:
         raise InvalidRequest(
             "Set SHORTLIST_TOKEN to your API token (shortlist user create prints one)."
         )
-    entries: list[dict[str, Any]] = []
-    with ShortlistClient(url or settings.public_url, settings.token.get_secret_value()) as client:
+    token = settings.token.get_secret_value()
+    base_url = url or settings.public_url
+    files = list(expand_paths(paths))
+    with ShortlistClient(base_url, token) as client:
         target = client.resolve_project(project_name)
-        for path in expand_paths(paths):
-            try:
-                with click.progressbar(
-                    length=path.stat().st_size, label=path.name, file=sys.stderr
-                ) as bar:
-                    document = client.upload(
-                        target["id"], path, on_progress=forward_only(bar.update)
-                    )
+    board = UploadBoard([path.name for path in files], sys.stderr, live=sys.stderr.isatty())
+
+    def send(index: int) -> dict[str, Any]:
+        path = files[index]
+        try:
+            with ShortlistClient(base_url, token) as own:  # one connection pool per file
+                board.sending(index, path.stat().st_size)
+                document = own.upload(
+                    target["id"], path, on_progress=forward_only(lambda n: board.sent(index, n))
+                )
+                board.extracting(index)
                 if wait:
-                    document = client.wait(document["id"])
-            except ShortlistError as exc:
-                entries.append(file_entry(path.name, None, "error", (exc.code, exc.message)))
-                continue
-            problem = document.get("error")
-            reason = (problem["code"], problem["message"]) if problem else None
-            entries.append(file_entry(document["name"], document["id"], document["status"], reason))
+                    document = own.wait(
+                        document["id"], on_update=lambda found: board.document(index, found)
+                    )
+        except ShortlistError as exc:
+            board.failed(index, exc.message)
+            return file_entry(path.name, None, "error", (exc.code, exc.message))
+        board.document(index, document)
+        problem = document.get("error")
+        reason = (problem["code"], problem["message"]) if problem else None
+        return file_entry(document["name"], document["id"], document["status"], reason)
+
+    workers = concurrency or settings.client.upload_concurrency
+    with ThreadPoolExecutor(max_workers=min(workers, max(len(files), 1))) as threads:
+        entries = list(threads.map(send, range(len(files))))
+    board.close()
     report_files(entries, as_json=as_json)
 
 

@@ -144,6 +144,13 @@ class DocumentError(Struct):
     hint: str | None
 
 
+class ExtractionProgress(Struct):
+    """How far the extraction of a document being extracted has come."""
+
+    pages_done: int
+    page_count: int
+
+
 class Document(Struct):
     id: UUID
     project_id: UUID
@@ -155,6 +162,7 @@ class Document(Struct):
     error: DocumentError | None
     kind: str | None
     page_count: int | None
+    progress: ExtractionProgress | None
     warnings: list[str]
     created_at: datetime
     extracted_at: datetime | None
@@ -176,11 +184,18 @@ class Document(Struct):
             error=error,
             kind=record.kind,
             page_count=record.page_count,
+            progress=_progress(record),
             warnings=list(record.warnings),
             created_at=record.created_at,
             extracted_at=record.extracted_at,
             ocr_pages=list(record.ocr_pages),
         )
+
+
+def _progress(record: DocumentRecord) -> ExtractionProgress | None:
+    if record.status != "processing" or record.pages_done is None or record.pages_total is None:
+        return None
+    return ExtractionProgress(pages_done=record.pages_done, page_count=record.pages_total)
 
 
 class DocumentList(Struct):

@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from typing import TYPE_CHECKING, NamedTuple
 from uuid import UUID
 
+import anyio
 import anyio.to_thread
 
-from extract import KIND_CONTENT_TYPES, Extraction, ExtractionError, ExtractionLimits, OcrOptions
+from extract import (
+    KIND_CONTENT_TYPES,
+    Extraction,
+    ExtractionError,
+    ExtractionLimits,
+    OcrOptions,
+    SandboxPool,
+)
 from service.errors import ShortlistError
 from service.services import imports
 from service.storage.blobs import BlobNotFound
@@ -29,6 +38,8 @@ logger = logging.getLogger(__name__)
 
 #: Channel on which a document that became ready is announced (payload: its id).
 READY_CHANNEL = "shortlist_document_ready"
+#: Seconds between two writes of a document's extraction progress (pages done / total).
+PROGRESS_INTERVAL_SECONDS = 1.0
 
 
 class Outcome(NamedTuple):
@@ -43,6 +54,7 @@ def limits_for(settings: Settings) -> ExtractionLimits:
         max_bytes=settings.storage.max_upload_bytes,
         max_pages=settings.extraction.max_pages,
         timeout_seconds=settings.extraction.timeout_seconds,
+        timeout_ceiling_seconds=settings.extraction.timeout_ceiling_seconds,
         memory_mb=settings.extraction.memory_mb,
         ocr=OcrOptions(
             engine=settings.ocr.engine,
@@ -52,6 +64,21 @@ def limits_for(settings: Settings) -> ExtractionLimits:
             page_seconds=settings.ocr.page_seconds,
             force=settings.ocr.force,
         ),
+        layout_max_pages=settings.extraction.layout_max_pages,
+    )
+
+
+def sandbox_pool(settings: Settings) -> SandboxPool:
+    """The extraction processes of a worker, as the settings shape them."""
+    extraction = settings.extraction
+    return SandboxPool(
+        extraction.warm_processes,
+        memory_mb=extraction.memory_mb,
+        workers=extraction.workers,
+        pages_per_part=extraction.pages_per_part,
+        split_min_pages=extraction.split_min_pages,
+        documents_per_child=extraction.documents_per_child,
+        in_process_max_bytes=extraction.in_process_max_bytes,
     )
 
 
@@ -98,15 +125,79 @@ async def save_failure(conn: Connection, document_id: UUID, code: str, message: 
     )
 
 
+class _LatestProgress:
+    """The newest ``(pages_done, page_count)`` the extractor reported, from any thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._latest: tuple[int, int] | None = None
+
+    def __call__(self, pages_done: int, page_count: int) -> None:
+        with self._lock:
+            self._latest = (pages_done, page_count)
+
+    def take(self) -> tuple[int, int] | None:
+        with self._lock:
+            latest, self._latest = self._latest, None
+        return latest
+
+
+async def _record_progress(runtime: Runtime, document_id: UUID, latest: _LatestProgress) -> None:
+    """Write the newest progress every :data:`PROGRESS_INTERVAL_SECONDS` until cancelled."""
+    while True:
+        await anyio.sleep(PROGRESS_INTERVAL_SECONDS)
+        progress = latest.take()
+        if progress is None:
+            continue
+        try:
+            async with connection(runtime.pool) as conn:
+                await execute(
+                    conn,
+                    "record_extraction_progress",
+                    document_id=document_id,
+                    pages_done=progress[0],
+                    pages_total=progress[1],
+                )
+        except Exception:  # progress is a courtesy: the extraction goes on without it
+            logger.warning("document %s: could not record progress", document_id, exc_info=True)
+
+
 async def extract_bytes(
-    runtime: Runtime, data: bytes, filename: str, content_type: str | None
+    runtime: Runtime,
+    data: bytes,
+    filename: str,
+    content_type: str | None,
+    *,
+    document_id: UUID | None = None,
 ) -> Extraction:
-    """Run the sandboxed extractor in a worker thread (it blocks on its child process)."""
+    """Run the sandboxed extractor in a worker thread (it blocks on its child processes);
+    with ``document_id``, record its progress (pages done / total) on the document."""
     limits = limits_for(runtime.settings)
-    return await anyio.to_thread.run_sync(
-        lambda: runtime.sandboxes.extract(data, filename, content_type, limits=limits),
-        abandon_on_cancel=True,
-    )
+    latest = _LatestProgress()
+
+    def run() -> Extraction:
+        return runtime.sandboxes.extract(
+            data, filename, content_type, limits=limits, progress=latest
+        )
+
+    if document_id is None:
+        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+    outcome: list[Extraction | ExtractionError] = []
+
+    async def extract() -> None:
+        try:
+            outcome.append(await anyio.to_thread.run_sync(run, abandon_on_cancel=True))
+        except ExtractionError as exc:
+            outcome.append(exc)
+        tasks.cancel_scope.cancel()  # stops the progress recorder
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_record_progress, runtime, document_id, latest)
+        tasks.start_soon(extract)
+    [result] = outcome
+    if isinstance(result, ExtractionError):
+        raise result
+    return result
 
 
 async def extract_and_save(
@@ -117,7 +208,9 @@ async def extract_and_save(
     No connection is held while the extractor runs (it may take minutes).
     """
     try:
-        extraction = await extract_bytes(runtime, data, filename, content_type)
+        extraction = await extract_bytes(
+            runtime, data, filename, content_type, document_id=document_id
+        )
     except ExtractionError as exc:
         async with connection(runtime.pool) as conn:
             await save_failure(conn, document_id, exc.code, exc.message)

@@ -49,6 +49,22 @@ async def ingest_file(
     return Ingested(path, document, outcome, None)
 
 
+async def ingest_files(runtime: Runtime, project: Project, paths: list[Path]) -> list[Ingested]:
+    """:func:`ingest_file` for each path, as many at a time as the worker has extraction
+    processes for (one per core by default); results in the order of ``paths``."""
+    results: list[Ingested | None] = [None] * len(paths)
+    limiter = anyio.CapacityLimiter(runtime.sandboxes.workers)
+
+    async def one(index: int, path: Path) -> None:
+        async with limiter:
+            results[index] = await ingest_file(runtime, project, path)
+
+    async with anyio.create_task_group() as tasks:
+        for index, path in enumerate(paths):
+            tasks.start_soon(one, index, path)
+    return [result for result in results if result is not None]
+
+
 async def store_new_document(
     runtime: Runtime, project_id: UUID, data: bytes, name: str, content_type: str | None
 ) -> Document:

@@ -39,6 +39,8 @@ def test_a_search_of_a_cold_project_says_results_may_improve(
     page.get_by_label("API token").fill(alice.token)
     page.get_by_label("API token").press("Enter")
     expect(page.locator("#user-name")).to_have_text("alice")
+    # The project is chosen once its document list has loaded; a search before that has none.
+    expect(page.locator("#documents")).to_be_visible()
 
     page.get_by_label("Search this project").fill("cancer cells")
     with page.expect_response(re.compile(r"/search$")) as searched:

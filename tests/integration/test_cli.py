@@ -260,18 +260,21 @@ def test_search_exits_promptly_after_printing_without_warming_the_project(
     assert printed_at - started < 60.0
 
 
-def test_upload_goes_through_the_grant_flow_to_a_running_service(
-    db_url: str, tmp_path: Path
-) -> None:
+def test_upload_sends_files_at_once_and_shows_each_one_settle(db_url: str, tmp_path: Path) -> None:
     from tests.browser.live_service import run_service
 
     pdf = _two_page_pdf(tmp_path)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "minutes.md").write_text("# Minutes\n\nThe board approved the budget.\n")
+    (notes / "program.exe").write_bytes(b"MZ\x90\x00 not a document")
     created = json.loads(shortlist(db_url, tmp_path, "user", "create", "alice", "--json").stdout)
+    command = [sys.executable, "-m", "service.cli", "upload", str(pdf), str(notes / "minutes.md")]
 
     with run_service(db_url, tmp_path / "service") as base_url:
         env = {**os.environ, "DATABASE_URL": db_url, "SHORTLIST_TOKEN": created["token"]}
         result = subprocess.run(
-            [sys.executable, "-m", "service.cli", "upload", str(pdf), "--url", base_url, "--json"],
+            [*command, str(notes / "program.exe"), "--url", base_url, "--json"],
             env=env,
             capture_output=True,
             text=True,
@@ -279,7 +282,7 @@ def test_upload_goes_through_the_grant_flow_to_a_running_service(
             check=False,
         )
         again = subprocess.run(
-            [sys.executable, "-m", "service.cli", "upload", str(pdf), "--url", base_url, "--json"],
+            [*command[:5], "--url", base_url, "--json", "--concurrency", "1"],
             env=env,
             capture_output=True,
             text=True,
@@ -287,11 +290,20 @@ def test_upload_goes_through_the_grant_flow_to_a_running_service(
             check=False,
         )
 
-    assert result.returncode == 0, result.stderr
-    [entry] = json.loads(result.stdout)
-    assert entry["status"] == "ready"
-    assert entry["document"]["name"] == "cells.pdf"
-    assert "cells.pdf" in result.stderr, "the progress bar is drawn on stderr"
+    assert result.returncode == 2, result.stderr  # program.exe was refused
+    entries = json.loads(result.stdout)
+    assert [(e["document"]["name"], e["status"]) for e in entries] == [
+        ("cells.pdf", "ready"),
+        ("minutes.md", "ready"),
+        ("program.exe", "error"),
+    ]
+    assert entries[2]["error"]["code"] == "unsupported_file_type"
+    log = result.stderr.splitlines()  # not a terminal: a line per change of state
+    assert log.index("minutes.md: sending 0%") < log.index("cells.pdf: ready, 2 pages"), (
+        "the second file was sent while the first was still being extracted"
+    )
+    assert "minutes.md: ready, 1 page" in log
+    assert any(line.startswith("program.exe: error — ") for line in log)
     assert again.returncode == 2
     assert json.loads(again.stdout)[0]["error"]["code"] == "duplicate_document_name"
 

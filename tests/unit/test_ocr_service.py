@@ -49,6 +49,8 @@ def test_mcp_document_list_says_which_pages_were_recognised_from_images() -> Non
         error_message=None,
         kind="pdf",
         page_count=9,
+        pages_done=None,
+        pages_total=None,
         content_hash="h",
         warnings=(),
         created_at=now,

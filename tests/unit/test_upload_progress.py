@@ -1,8 +1,12 @@
-"""`shortlist upload`'s progress bar only moves forward, even when a part is sent again."""
+"""`shortlist upload`'s progress: bytes only move forward, even when a part is sent again,
+and each file's state (sent, pages extracted, settled) is shown while it waits."""
 
 from __future__ import annotations
 
+import io
+
 from service.cli.commands import forward_only
+from service.cli.upload_board import UploadBoard
 
 
 def test_bytes_taken_back_for_a_resent_part_show_only_once_they_are_sent_again() -> None:
@@ -14,3 +18,48 @@ def test_bytes_taken_back_for_a_resent_part_show_only_once_they_are_sent_again()
 
     assert steps == [100, 50, 10, 40]
     assert sum(steps) == 200
+
+
+def test_a_log_gets_a_line_per_new_state_and_page_count_of_each_file() -> None:
+    log = io.StringIO()
+    board = UploadBoard(["manual.pdf", "note.md"], log, live=False)
+
+    board.sending(0, 1000)
+    board.sending(1, 10)
+    for _ in range(4):
+        board.sent(0, 250)  # byte counts are not logged
+    board.sent(1, 10)
+    board.extracting(1)
+    board.document(1, {"status": "ready", "page_count": 1})
+    board.extracting(0)
+    for progress in (None, (16, 400), (16, 400), (32, 400)):
+        shown = {"pages_done": progress[0], "page_count": progress[1]} if progress else None
+        board.document(0, {"status": "processing", "progress": shown})
+    board.document(0, {"status": "error", "error": {"message": "This PDF is a scan"}})
+    board.close()
+
+    assert log.getvalue().splitlines() == [
+        "manual.pdf: sending 0%",
+        "note.md: sending 0%",
+        "note.md: extracting",
+        "note.md: ready, 1 page",
+        "manual.pdf: extracting",
+        "manual.pdf: extracting, page 16/400",
+        "manual.pdf: extracting, page 32/400",
+        "manual.pdf: error — This PDF is a scan",
+    ]
+
+
+def test_a_terminal_board_redraws_every_file_in_place() -> None:
+    screen = io.StringIO()
+    board = UploadBoard(["a.pdf", "longer-name.md"], screen, live=True)
+
+    board.sending(0, 200)
+    board.sent(0, 100)
+    board.document(1, {"status": "processing", "progress": {"pages_done": 2, "page_count": 5}})
+    board.close()
+
+    drawn = screen.getvalue().split("\x1b[2F")  # each redraw goes back over both lines
+    last = [line.removeprefix("\x1b[2K") for line in drawn[-1].splitlines()]
+    assert last == ["a.pdf           sending 50%", "longer-name.md  extracting, page 2/5"]
+    assert len(drawn) >= 3, "a state change redraws at once"

@@ -17,7 +17,7 @@ from extract import (
     extract_document,
     extract_in_sandbox,
 )
-from extract.sandbox import _read_answer
+from extract.sandbox import death_error
 from tests.unit.extract import samples
 
 
@@ -106,9 +106,18 @@ def test_sandbox_works_from_an_asyncio_program_via_to_thread() -> None:
 
 def test_child_killed_by_a_signal_is_reported_as_corrupt() -> None:
     with pytest.raises(CorruptDocumentError, match="signal 11"):
-        _read_answer(b"", b"Fatal Python error: Segmentation fault\n", -11, ExtractionLimits())
+        raise death_error(b"Fatal Python error: Segmentation fault\n", -11, ExtractionLimits())
 
 
 def test_child_dying_of_memory_exhaustion_is_reported_as_too_large() -> None:
     with pytest.raises(DocumentTooLargeError, match="2048 MB"):
-        _read_answer(b"", b"Traceback...\nMemoryError\n", 1, ExtractionLimits())
+        raise death_error(b"Traceback...\nMemoryError\n", 1, ExtractionLimits())
+
+
+def test_a_child_answering_nonsense_is_reported_as_corrupt() -> None:
+    from extract.sandbox import _extraction_from_payload, _field
+
+    with pytest.raises(CorruptDocumentError, match="without 'part'"):
+        _field({"extraction": {}}, "part")
+    with pytest.raises(CorruptDocumentError, match="malformed"):
+        _extraction_from_payload({"kind": "pdf", "markdown": "x", "page_count": "many"})

@@ -1,8 +1,7 @@
-"""Children started ahead of time: each still serves one PDF, under the same limits."""
+"""Pooled children: started ahead of time, reused up to a cap, PDFs read in parallel parts."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from collections.abc import Iterator
@@ -44,20 +43,32 @@ def test_a_pooled_extraction_equals_the_in_process_one(pool: SandboxPool) -> Non
     assert pool.extract(data, "r.pdf", None) == extract_document(data, "r.pdf", None)
 
 
-def test_a_spare_serves_one_pdf_and_is_replaced(pool: SandboxPool) -> None:
+def test_a_child_serves_pdfs_up_to_its_cap_then_is_replaced() -> None:
+    with SandboxPool(spares=1, workers=1, documents_per_child=2) as sandboxes:
+        sandboxes.warm()
+        [child] = sandboxes.spare_pids()
+
+        sandboxes.extract(samples.pdf_report(), "a.pdf", None)
+        assert sandboxes.spare_pids() == [child], "one document in, the child is back"
+        sandboxes.extract(samples.pdf_report(), "upload", "application/pdf")
+
+        wait_until(lambda: not is_running(child))
+        [replacement] = sandboxes.spare_pids()
+        assert replacement != child
+
+
+def test_a_child_that_answered_an_error_is_not_reused(pool: SandboxPool) -> None:
     pool.warm()
-    [spare] = pool.spare_pids()
+    [child] = pool.spare_pids()
 
-    pool.extract(samples.pdf_report(), "a.pdf", None)
+    with pytest.raises(ScannedPdfError):
+        pool.extract(samples.pdf_pages("ss"), "scan.pdf", None)
 
-    assert not is_running(spare), "the spare that read the document has exited"
-    [replacement] = pool.spare_pids()
-    assert replacement != spare
-    pool.extract(samples.pdf_report(), "upload", "application/pdf")
-    assert replacement not in pool.spare_pids()
+    wait_until(lambda: not is_running(child))
+    assert child not in pool.spare_pids()
 
 
-def test_other_kinds_get_a_fresh_child_and_leave_the_spare_waiting(pool: SandboxPool) -> None:
+def test_office_files_get_a_fresh_child_and_small_text_none(pool: SandboxPool) -> None:
     pool.warm()
     [spare] = pool.spare_pids()
 
@@ -134,15 +145,15 @@ def test_spares_stop_when_the_pool_closes(pool: SandboxPool) -> None:
 
 
 def test_a_spare_whose_stdin_closes_exits_quietly() -> None:
-    from extract.sandbox import _start_child
+    from extract.sandbox import _Child
 
-    child = _start_child(warm_memory_mb=2048)
-    assert child.stdin is not None and child.stderr is not None
-    child.stdin.close()  # what the parent's death does to it
+    child = _Child(warm_memory_mb=2048)
+    assert child.process.stdin is not None
+    child.process.stdin.close()  # what the parent's death does to it
 
-    returncode = child.wait(timeout=60)
-    with child.stderr, child.stdout or contextlib.nullcontext():
-        assert returncode == 0, child.stderr.read()
+    returncode = child.process.wait(timeout=60)
+    child.kill()
+    assert returncode == 0, b"".join(child._stderr)
 
 
 def test_the_pool_serves_threads_in_parallel() -> None:

@@ -25,6 +25,8 @@ def _document(status: str, code: str | None, message: str | None) -> Document:
         error_message=message,
         kind=None,
         page_count=None,
+        pages_done=None,
+        pages_total=None,
         content_hash=None,
         warnings=(),
         created_at=datetime.now(UTC),

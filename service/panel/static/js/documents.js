@@ -157,10 +157,17 @@ export function createDocumentList({ table, body, empty, onUpdate, onView }) {
 
 let describedCount = 0;
 
+/** What a document being extracted shows: its pages read so far, once the extractor knows them. */
+export function extractingText(doc) {
+  const progress = doc.progress;
+  if (!progress) return "Extracting…";
+  return `Extracting: page ${progress.pages_done} of ${progress.page_count}`;
+}
+
 /** The status cell's content: a badge, or "Not searchable" with its reason and a hint. */
 export function statusBadge(doc) {
   if (doc.status === "pending") return el("span", { class: "badge pending", text: "Pending" });
-  if (doc.status === "processing") return el("span", { class: "badge pending", text: "Extracting…" });
+  if (doc.status === "processing") return el("span", { class: "badge pending", text: extractingText(doc) });
   if (doc.searchable) return el("span", { class: "badge ready", text: "Ready" });
   const { reason, hint } = unsearchableReason(doc);
   describedCount += 1;

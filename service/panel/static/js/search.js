@@ -17,7 +17,11 @@ export function createSearch({ form, input, status, results, getProjectId }) {
     event.preventDefault();
     const query = input.value.trim();
     const projectId = getProjectId();
-    if (!query || !projectId) return;
+    if (!query) return;
+    if (!projectId) {
+      status.replaceChildren(el("p", { class: "muted", text: "Choose or create a project first, then search it." }));
+      return;
+    }
     const ticket = ++asked;
     status.replaceChildren(el("p", { class: "muted", text: "Searching…" }));
     try {

@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { el } from "./dom.js";
-import { unsearchableReason } from "./documents.js";
+import { extractingText, unsearchableReason } from "./documents.js";
 
 const PARALLEL_UPLOADS = 2;
 const TYPES_BY_EXTENSION = {
@@ -280,7 +280,7 @@ function createItem(file, projectId) {
     document(doc) {
       node.dataset.documentId = doc.id;
       if (doc.status === "pending") this.state("Uploaded, waiting to be extracted…", "working");
-      else if (doc.status === "processing") this.state("Extracting text…", "working");
+      else if (doc.status === "processing") this.state(extractingText(doc), "working");
       else if (doc.searchable) this.state("Ready to search", "done");
       else this.state(`Not searchable: ${unsearchableReason(doc).reason}`, "error");
     },

@@ -1,0 +1,71 @@
+"""Splitting a long PDF into page ranges read by parallel sandbox children, and joining them.
+
+The plan (see :class:`extract.sandbox.SandboxPool`): one child opens the PDF,
+checks it as a whole (:func:`extract.pdf.survey_pdf`: pages, readability, pages to
+recognise; cheap, no layout) and answers its page count, or reads it whole when it
+is short or has pages to recognise; the pages are then cut into consecutive ranges
+of ``pages_per_part``, each read by a child as a :class:`extract.pdf.PdfPart` with
+layout analysis,
+``workers`` at a time; :func:`extract.pdf.join_pdf_parts` joins the parts with
+the document's page markers and offsets, and its warnings name every page that
+fell back to plain text. Parts travel between processes as JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from extract.errors import CorruptDocumentError
+from extract.pdf import PdfPart
+from extract.types import ExtractionLimits, Kind
+
+IN_PROCESS_KINDS: frozenset[Kind] = frozenset({"markdown", "text", "csv", "html"})
+"""Kinds whose readers are pure Python and bounded by the file size: small files of
+these kinds are read in the worker's own process, without a child."""
+
+PART_LAYOUT_SHARE = 0.8
+"""Share of a part's timeout its layout analysis may use (the rest is the plain pass)."""
+
+
+def part_ranges(page_count: int, pages_per_part: int) -> list[range]:
+    """Consecutive 0-based page ranges of at most ``pages_per_part`` pages covering the PDF."""
+    step = max(1, pages_per_part)
+    return [range(start, min(start + step, page_count)) for start in range(0, page_count, step)]
+
+
+def part_limits(limits: ExtractionLimits, timeout: float) -> ExtractionLimits:
+    """The limits one part runs under: ``timeout``, most of it for layout analysis."""
+    budget = limits.layout_budget_seconds
+    return dataclasses.replace(
+        limits,
+        timeout_seconds=timeout,
+        layout_budget_seconds=PART_LAYOUT_SHARE * timeout if budget is None else budget,
+    )
+
+
+def part_from_payload(payload: dict[str, Any]) -> PdfPart:
+    """A part as a child sent it (JSON), checked field by field."""
+    try:
+        return PdfPart(
+            page_count=int(payload["page_count"]),
+            start=int(payload["start"]),
+            bodies=tuple(str(body) for body in payload["bodies"]),
+            scanned=_indexes(payload["scanned"]),
+            scan_reason=str(payload["scan_reason"]),
+            ocr_pages=_indexes(payload["ocr_pages"]),
+            ocr_warnings=tuple(str(note) for note in payload["ocr_warnings"]),
+            unreadable=_indexes(payload["unreadable"]),
+            read_error=str(payload["read_error"]),
+            over_budget=_indexes(payload["over_budget"]),
+            beyond_page_budget=_indexes(payload["beyond_page_budget"]),
+            failed=_indexes(payload["failed"]),
+            layout_failure=str(payload["layout_failure"]),
+            dropped_text=_indexes(payload["dropped_text"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CorruptDocumentError(f"The extractor answered with a malformed part ({exc})") from exc
+
+
+def _indexes(values: Any) -> tuple[int, ...]:
+    return tuple(int(value) for value in values)

@@ -1,0 +1,134 @@
+"""What `shortlist upload` shows while files are sent and extracted: one line per file.
+
+Several files are in flight at once, so a single progress bar no longer fits. On a
+terminal the board redraws its lines in place (``sending 45%``, ``extracting, page
+12/40``, ``ready, 40 pages``); anywhere else (a pipe, a CI log) it prints a line each
+time a file's state or page count changes, so a log tells the same story without
+control characters. Safe to update from the threads that send the files.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import IO, Any, Literal
+
+Phase = Literal["queued", "sending", "extracting", "ready", "error"]
+
+REDRAW_INTERVAL_SECONDS = 0.1
+"""Least time between two redraws of a live board for byte counts (state changes redraw at once)."""
+
+
+@dataclass
+class FileLine:
+    """One file's state on the board."""
+
+    name: str
+    phase: Phase = "queued"
+    size: int = 0
+    sent: int = 0
+    pages_done: int | None = None
+    page_count: int | None = None
+    message: str = ""
+
+    def text(self) -> str:
+        """The state in words, without the name."""
+        if self.phase == "sending":
+            share = self.sent / self.size if self.size else 1.0
+            return f"sending {min(share, 1.0):.0%}"
+        if self.phase == "extracting":
+            if self.pages_done is None or self.page_count is None:
+                return "extracting"
+            return f"extracting, page {self.pages_done}/{self.page_count}"
+        if self.phase == "ready":
+            pages = self.page_count
+            return "ready" if pages is None else f"ready, {pages} page{'s' if pages != 1 else ''}"
+        if self.phase == "error":
+            return f"error — {self.message}" if self.message else "error"
+        return "queued"
+
+    def milestone(self) -> tuple[Phase, int | None]:
+        """What a log line is printed for: a new phase, or a new page count while extracting."""
+        return self.phase, self.pages_done
+
+
+class UploadBoard:
+    """The lines of the files of one `shortlist upload`, drawn on ``stream``."""
+
+    def __init__(self, names: list[str], stream: IO[str], *, live: bool) -> None:
+        self._lines = [FileLine(name) for name in names]
+        self._stream = stream
+        self._live = live
+        self._lock = threading.Lock()
+        self._drawn = 0
+        self._last_draw = 0.0
+        self._printed: list[tuple[Phase, int | None] | None] = [None] * len(names)
+        self._width = max((len(name) for name in names), default=0)
+
+    def sending(self, index: int, size: int) -> None:
+        self._change(index, phase="sending", size=size, sent=0)
+
+    def sent(self, index: int, count: int) -> None:
+        """``count`` more bytes of file ``index`` are out."""
+        with self._lock:
+            line = self._lines[index]
+            line.sent += count
+            self._show(index, urgent=False)
+
+    def extracting(self, index: int) -> None:
+        self._change(index, phase="extracting")
+
+    def document(self, index: int, document: dict[str, Any]) -> None:
+        """Show what the service says of the document: its progress, or how it settled."""
+        status = document.get("status")
+        if status == "ready":
+            self._change(index, phase="ready", page_count=document.get("page_count"))
+        elif status == "error":
+            problem = document.get("error") or {}
+            self._change(index, phase="error", message=str(problem.get("message", "")))
+        else:
+            progress = document.get("progress") or {}
+            self._change(
+                index,
+                phase="extracting",
+                pages_done=progress.get("pages_done"),
+                page_count=progress.get("page_count"),
+            )
+
+    def failed(self, index: int, message: str) -> None:
+        self._change(index, phase="error", message=message)
+
+    def close(self) -> None:
+        """Draw the final state (a live board leaves its lines in place)."""
+        with self._lock:
+            if self._live:
+                self._redraw()
+
+    def _change(self, index: int, **changes: Any) -> None:
+        with self._lock:
+            line = self._lines[index]
+            for name, value in changes.items():
+                setattr(line, name, value)
+            self._show(index, urgent=True)
+
+    def _show(self, index: int, *, urgent: bool) -> None:
+        if self._live:
+            now = time.monotonic()
+            if urgent or now - self._last_draw >= REDRAW_INTERVAL_SECONDS:
+                self._redraw()
+                self._last_draw = now
+            return
+        line = self._lines[index]
+        if line.milestone() != self._printed[index]:
+            self._printed[index] = line.milestone()
+            self._stream.write(f"{line.name}: {line.text()}\n")
+            self._stream.flush()
+
+    def _redraw(self) -> None:
+        if self._drawn:
+            self._stream.write(f"\x1b[{self._drawn}F")  # back to the board's first line
+        for line in self._lines:
+            self._stream.write(f"\x1b[2K{line.name:<{self._width}}  {line.text()}\n")
+        self._drawn = len(self._lines)
+        self._stream.flush()
