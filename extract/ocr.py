@@ -580,6 +580,46 @@ class OcrResult:
     max_pages: int = 0
     seconds: float = 0.0
 
+    @classmethod
+    def combined(cls, results: Sequence[OcrResult]) -> OcrResult:
+        """One result for a document whose parts each recognised their own pages."""
+        merged = cls(max_pages=max((result.max_pages for result in results), default=0))
+        for result in results:
+            merged.engine = merged.engine or result.engine
+            merged.unavailable = merged.unavailable or result.unavailable
+            merged.texts.update(result.texts)
+            merged.illegible.extend(result.illegible)
+            merged.over_page_budget.extend(result.over_page_budget)
+            merged.over_time_budget.extend(result.over_time_budget)
+            merged.failed.extend(result.failed)
+            merged.first_failure = merged.first_failure or result.first_failure
+            merged.seconds += result.seconds
+        return merged
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> OcrResult:
+        """Rebuild a result from :func:`dataclasses.asdict` output sent as JSON.
+
+        Raises:
+            KeyError, TypeError, ValueError: the payload is malformed.
+        """
+
+        def indexes(name: str) -> list[int]:
+            return [int(index) for index in payload[name]]
+
+        return cls(
+            engine=None if payload["engine"] is None else str(payload["engine"]),
+            unavailable=None if payload["unavailable"] is None else str(payload["unavailable"]),
+            texts={int(index): str(text) for index, text in payload["texts"].items()},
+            illegible=indexes("illegible"),
+            over_page_budget=indexes("over_page_budget"),
+            over_time_budget=indexes("over_time_budget"),
+            failed=indexes("failed"),
+            first_failure=str(payload["first_failure"]),
+            max_pages=int(payload["max_pages"]),
+            seconds=float(payload["seconds"]),
+        )
+
     @property
     def recognised_pages(self) -> tuple[int, ...]:
         """1-based numbers of the pages whose text came from recognition."""

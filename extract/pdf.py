@@ -21,12 +21,11 @@ Per page, in order:
 
 Long PDFs are read in parallel parts (:mod:`extract.pdf_ranges`, driven by
 :class:`extract.sandbox.SandboxPool`): :func:`survey_pdf` checks the document as a
-whole without layout analysis and says whether any page needs recognition;
-a document with none is cut into page ranges, each read by
-:func:`extract_pdf_part`, and :func:`join_pdf_parts` runs the document-level checks
-and joins them. A document with pages to recognise is read whole, so its OCR
-budget (``limits.ocr.max_pages``) is the document's. :func:`extract_pdf` is the
-one-part case.
+whole without layout analysis and lists the pages to recognise; the document is cut
+into page ranges, each read by :func:`extract_pdf_part` (recognising its own pages;
+those past the document's OCR page budget are named to it as left out), and
+:func:`join_pdf_parts` runs the document-level checks and joins them.
+:func:`extract_pdf` is the one-part case.
 """
 
 from __future__ import annotations
@@ -34,8 +33,8 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from extract.errors import (
@@ -169,8 +168,12 @@ class PdfSurvey:
     """A PDF checked as a whole, without layout analysis or recognition."""
 
     page_count: int
-    ocr_pages: int
-    """Pages that would be recognised (no usable text layer, or OCR forced)."""
+    ocr_pages: tuple[int, ...]
+    """0-based pages that would be recognised (no usable text layer, or OCR forced)."""
+
+    def ocr_left_out(self, limits: ExtractionLimits) -> tuple[int, ...]:
+        """The pages to recognise past the document's OCR page budget."""
+        return self.ocr_pages[limits.ocr.max_pages :]
 
 
 def survey_pdf(data: bytes, limits: ExtractionLimits) -> PdfSurvey:
@@ -187,8 +190,17 @@ def survey_pdf(data: bytes, limits: ExtractionLimits) -> PdfSurvey:
         _check_readable(plain)
     return PdfSurvey(
         page_count=page_count,
-        ocr_pages=sum(1 for page in plain if page.ocr_reason(limits) is not None),
+        ocr_pages=tuple(
+            index for index, page in enumerate(plain) if page.ocr_reason(limits) is not None
+        ),
     )
+
+
+def _scans(unread: Sequence[int], ocr: OcrResult) -> list[int]:
+    """The pages without text that count as scans: pages left out for lack of budget are
+    warned about instead, unless recognition read nothing at all."""
+    skip = set(ocr.left_out) if ocr.texts else set()
+    return sorted(index for index in unread if index not in skip)
 
 
 def _scan_reason(ocr: OcrResult) -> str:
@@ -288,10 +300,9 @@ class PdfPart:
     start: int
     bodies: tuple[str, ...]
     scanned: tuple[int, ...] = ()
-    scan_reason: str = ""
-    """Why recognition gave the scanned pages no text (see :func:`_scan_reason`)."""
-    ocr_pages: tuple[int, ...] = ()
-    ocr_warnings: tuple[str, ...] = ()
+    """Pages without a text layer that recognition did not read (left out ones included)."""
+    ocr: OcrResult = field(default_factory=OcrResult)
+    """What recognition made of this part's pages without usable text."""
     unreadable: tuple[int, ...] = ()
     read_error: str = ""
     over_budget: tuple[int, ...] = ()
@@ -310,11 +321,13 @@ def extract_pdf_part(
     clock: Callable[[], float] = time.monotonic,
     progress: Progress | None = None,
     layout_failure: str | None = None,
+    ocr_left_out: Collection[int] = (),
 ) -> PdfPart:
     """Read the pages ``pages`` (0-based; all when ``None``) of a PDF.
 
     Pages without a usable text layer are recognised (OCR, within ``limits.ocr``'s
-    budget, which counts for this part). ``progress`` is told ``(pages_done,
+    budget, counted for this part), except those in ``ocr_left_out``: pages past the
+    whole document's OCR page budget, reported as left out. ``progress`` is told ``(pages_done,
     len(pages))`` after each page. With ``layout_failure`` (why an earlier attempt
     failed) every page is read as plain text. When the part is the whole document,
     the document-level checks run before layout analysis (so a scan is refused
@@ -344,24 +357,23 @@ def extract_pdf_part(
         }
         recognition = recognise_pages(
             lambda index: render_pdf_page(document[index], limits.ocr.dpi),
-            sorted(reasons),
+            sorted(set(reasons) - set(ocr_left_out)),
             limits.ocr,
             deadline=ocr_deadline(started, limits),
             clock=clock,
             engine=ocr,
         )
+        recognition.over_page_budget.extend(sorted(set(reasons) & set(ocr_left_out)))
         recognised = recognition.texts
-        # Pages left out for lack of budget are warned about, not counted as scans,
-        # unless nothing at all was recognised.
-        skip = set(recognition.left_out) if recognised else set()
-        scanned = [
-            index
-            for index, reason in reasons.items()
-            if reason == "no_text" and index not in recognised and index not in skip
-        ]
-        why = _scan_reason(recognition)
+        unread = [i for i, reason in reasons.items() if reason == "no_text" and i not in recognised]
         if whole:
-            _check_scans(scanned, page_count, page_count - len(unreadable), limits, why)
+            _check_scans(
+                _scans(unread, recognition),
+                page_count,
+                page_count - len(unreadable),
+                limits,
+                _scan_reason(recognition),
+            )
 
         layout = _LayoutPass(
             document, started + limits.layout_budget(), clock, limits, layout_failure
@@ -380,10 +392,8 @@ def extract_pdf_part(
         page_count=page_count,
         start=wanted.start,
         bodies=tuple(bodies),
-        scanned=tuple(sorted(scanned)),
-        scan_reason=why if scanned else "",
-        ocr_pages=recognition.recognised_pages,
-        ocr_warnings=tuple(recognition.warnings()),
+        scanned=tuple(sorted(unread)),
+        ocr=dataclasses.replace(recognition, texts={index: "" for index in recognised}),
         unreadable=tuple(unreadable),
         read_error=next((page.error or "" for page in plain if page.error), ""),
         over_budget=tuple(layout.over_budget),
@@ -421,11 +431,11 @@ def join_pdf_parts(
     if len(unreadable) == page_count:
         raise CorruptDocumentError(f"No page of this PDF could be read: {ordered[0].read_error}")
     notes = [*warnings]
-    why = next((part.scan_reason for part in ordered if part.scanned), "")
-    notes.extend(
-        _check_scans(joined("scanned"), page_count, page_count - len(unreadable), limits, why)
-    )
-    notes.extend(note for part in ordered for note in part.ocr_warnings)
+    recognition = OcrResult.combined([part.ocr for part in ordered])
+    readable = page_count - len(unreadable)
+    scanned = _scans(joined("scanned"), recognition)
+    notes.extend(_check_scans(scanned, page_count, readable, limits, _scan_reason(recognition)))
+    notes.extend(recognition.warnings())
     if unreadable:
         first_error = next(part.read_error for part in ordered if part.unreadable)
         notes.append(f"Page {_numbers(unreadable)} could not be read ({first_error})")
@@ -455,7 +465,7 @@ def join_pdf_parts(
         )
     bodies = [body for part in ordered for body in part.bodies]
     extraction = assemble_pages(bodies, "pdf", notes)
-    return dataclasses.replace(extraction, ocr_pages=tuple(joined("ocr_pages")))
+    return dataclasses.replace(extraction, ocr_pages=recognition.recognised_pages)
 
 
 def _numbers(indexes: Sequence[int]) -> str:

@@ -2,10 +2,10 @@
 
 The plan (see :class:`extract.sandbox.SandboxPool`): one child opens the PDF,
 checks it as a whole (:func:`extract.pdf.survey_pdf`: pages, readability, pages to
-recognise; cheap, no layout) and answers its page count, or reads it whole when it
-is short or has pages to recognise; the pages are then cut into consecutive ranges
-of ``pages_per_part``, each read by a child as a :class:`extract.pdf.PdfPart` with
-layout analysis,
+recognise; cheap, no layout) and answers its page count and those pages, or reads
+it whole when it is short; the pages are then cut into consecutive ranges of
+``pages_per_part``, each read by a child as a :class:`extract.pdf.PdfPart` with
+recognition where needed and layout analysis,
 ``workers`` at a time; :func:`extract.pdf.join_pdf_parts` joins the parts with
 the document's page markers and offsets, and its warnings name every page that
 fell back to plain text. Parts travel between processes as JSON.
@@ -17,6 +17,7 @@ import dataclasses
 from typing import Any
 
 from extract.errors import CorruptDocumentError
+from extract.ocr import OcrResult
 from extract.pdf import PdfPart
 from extract.types import ExtractionLimits, Kind
 
@@ -52,9 +53,7 @@ def part_from_payload(payload: dict[str, Any]) -> PdfPart:
             start=int(payload["start"]),
             bodies=tuple(str(body) for body in payload["bodies"]),
             scanned=_indexes(payload["scanned"]),
-            scan_reason=str(payload["scan_reason"]),
-            ocr_pages=_indexes(payload["ocr_pages"]),
-            ocr_warnings=tuple(str(note) for note in payload["ocr_warnings"]),
+            ocr=OcrResult.from_payload(payload["ocr"]),
             unreadable=_indexes(payload["unreadable"]),
             read_error=str(payload["read_error"]),
             over_budget=_indexes(payload["over_budget"]),
@@ -63,7 +62,7 @@ def part_from_payload(payload: dict[str, Any]) -> PdfPart:
             layout_failure=str(payload["layout_failure"]),
             dropped_text=_indexes(payload["dropped_text"]),
         )
-    except (KeyError, TypeError, ValueError) as exc:
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise CorruptDocumentError(f"The extractor answered with a malformed part ({exc})") from exc
 
 

@@ -384,6 +384,7 @@ class SandboxPool:
             return _extraction_from_payload(_field(answer, "extraction"))
         plan = _field(answer, "plan")
         page_count = int(plan["page_count"])
+        left_out = [int(index) for index in plan["ocr_left_out"]]
         done = [0] * page_count
         done_lock = threading.Lock()
 
@@ -403,7 +404,10 @@ class SandboxPool:
                 timeout = min(limits.timeout_seconds, remaining)
                 own = part_limits(limits, timeout)
                 span = [pages.start, pages.stop]
-                header = _header(filename, content_type, own, "part", pages=span, **more)
+                skipped = [index for index in left_out if index in pages]
+                header = _header(
+                    filename, content_type, own, "part", pages=span, ocr_left_out=skipped, **more
+                )
                 answer = self._run(header, data, own, timeout, on_progress)
                 return part_from_payload(_field(answer, "part"))
 

@@ -6,9 +6,9 @@ on stdout, after optional ``{"progress": [pages_done, pages]}`` lines. The addre
 before the first document is read. Operations (``op``):
 
 * ``extract``: the whole document, as :func:`extract.extract_document`;
-* ``plan``: a PDF of at least ``split_min_pages`` pages with no page to recognise
-  (OCR) is only checked and answered with its page count (the parent then asks
-  for parts); anything else is extracted as with ``extract``;
+* ``plan``: a PDF of at least ``split_min_pages`` pages is only checked and
+  answered with its page count and the pages past its OCR page budget (the parent
+  then asks for parts); anything else is extracted as with ``extract``;
 * ``part``: pages ``[start, stop)`` of a PDF as a :class:`extract.pdf.PdfPart`.
 
 With ``--warm`` it first caps its memory and imports the PDF libraries, so it can
@@ -62,15 +62,20 @@ def _answer(header: dict[str, Any], data: bytes, out: IO[bytes]) -> dict[str, An
                 range(start, stop),
                 progress=progress,
                 layout_failure=header.get("layout_failure"),
+                ocr_left_out=[int(index) for index in header.get("ocr_left_out", ())],
             )
             return {"part": dataclasses.asdict(part)}
         if op == "plan":
             kind, warnings = detect_kind(data, filename, content_type)
             if kind == "pdf":
                 survey = survey_pdf(data, limits)
-                # Pages to recognise keep the document whole: its OCR budget is the document's.
-                if survey.page_count >= int(header["split_min_pages"]) and not survey.ocr_pages:
-                    return {"plan": {"page_count": survey.page_count, "warnings": warnings}}
+                if survey.page_count >= int(header["split_min_pages"]):
+                    plan = {
+                        "page_count": survey.page_count,
+                        "warnings": warnings,
+                        "ocr_left_out": list(survey.ocr_left_out(limits)),
+                    }
+                    return {"plan": plan}
         elif op != "extract":
             raise UnsupportedFormatError(f"Unknown sandbox operation {op!r}")
         extraction = extract_document(

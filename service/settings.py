@@ -138,7 +138,7 @@ class ExtractionSettings(BaseModel):
     pages_per_part: int = Field(default=16, ge=1)
     """Pages of a long PDF each process reads in one go (smaller parts balance better and report progress more often)."""
     split_min_pages: int = Field(default=32, ge=2)
-    """PDFs with at least this many pages are read in parallel parts, unless a page needs OCR (then the document is read whole, within its OCR budget); shorter ones in one process."""
+    """PDFs with at least this many pages are read in parallel parts (each recognising its own scanned pages); shorter ones in one process."""
     layout_max_pages: int = Field(default=1000, ge=0)
     """PDF pages after this many are read as plain text (no tables or headings), with a warning naming them."""
     documents_per_child: int = Field(default=50, ge=1)

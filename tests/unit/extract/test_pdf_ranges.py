@@ -8,10 +8,19 @@ import threading
 import pytest
 
 from extract import ExtractionLimits, SandboxPool, ScannedPdfError, extract_document
-from extract.pdf import PdfPart, PdfSurvey, extract_pdf_part, join_pdf_parts, survey_pdf
+from extract.pdf import (
+    PdfPart,
+    PdfSurvey,
+    extract_pdf,
+    extract_pdf_part,
+    join_pdf_parts,
+    survey_pdf,
+)
 from extract.pdf_ranges import part_from_payload, part_limits, part_ranges
+from extract.types import OcrOptions
 from tests.support.procfs import child_pids
 from tests.unit.extract import samples
+from tests.unit.extract.test_ocr import _Clock, _StandIn
 
 LIMITS = ExtractionLimits()
 
@@ -72,8 +81,8 @@ def test_parts_travel_as_json_and_join_with_the_documents_warnings() -> None:
 
 
 def test_a_survey_counts_the_pages_recognition_would_read() -> None:
-    assert survey_pdf(samples.pdf_pages("tst"), LIMITS) == PdfSurvey(page_count=3, ocr_pages=1)
-    assert survey_pdf(samples.pdf_pages("ttt"), LIMITS) == PdfSurvey(page_count=3, ocr_pages=0)
+    assert survey_pdf(samples.pdf_pages("tst"), LIMITS) == PdfSurvey(3, ocr_pages=(1,))
+    assert survey_pdf(samples.pdf_pages("ttt"), LIMITS) == PdfSurvey(3, ocr_pages=())
 
 
 def test_scans_in_parts_are_judged_for_the_whole_document_when_joined() -> None:
@@ -92,13 +101,59 @@ def test_scans_in_parts_are_judged_for_the_whole_document_when_joined() -> None:
     assert "3 of 4 pages have no text layer" in joined.value.message
 
 
-def test_a_long_pdf_with_a_page_to_recognise_is_read_whole() -> None:
-    data = samples.pdf_pages("ttstt")  # a scanned page: its OCR budget is the document's
+def test_a_long_pdf_with_a_scanned_page_read_in_parts_equals_the_one_read_whole() -> None:
+    data = samples.pdf_pages("ttstt")
     with SandboxPool(spares=0, workers=2, pages_per_part=2, split_min_pages=3) as pool:
         extraction = pool.extract(data, "long.pdf", None)
 
     assert extraction == extract_document(data, "long.pdf", None)
     assert any("page 3" in warning for warning in extraction.warnings)
+
+
+def test_parts_recognise_their_own_pages_within_the_documents_ocr_budget() -> None:
+    clock = _Clock()
+    data = _pdf_with_dark_scans("tdtdtd")
+    limits = ExtractionLimits(ocr=OcrOptions(max_pages=2))
+    left_out = survey_pdf(data, limits).ocr_left_out(limits)
+    whole_engine, parts_engine = _StandIn(clock, 0.0), _StandIn(clock, 0.0)
+
+    whole = extract_pdf(data, limits, ocr=whole_engine, clock=clock)
+    parts = [
+        part_from_payload(
+            _as_payload(
+                extract_pdf_part(
+                    data, limits, pages, ocr=parts_engine, clock=clock, ocr_left_out=left_out
+                )
+            )
+        )
+        for pages in part_ranges(6, 2)
+    ]
+    joined = join_pdf_parts(parts, limits)
+
+    assert left_out == (5,)
+    assert parts_engine.pages == whole_engine.pages == 2
+    assert joined.ocr_pages == whole.ocr_pages == (2, 4)
+    assert joined.warnings == whole.warnings
+    assert any("Page 6 not recognised: the OCR budget of 2 pages" in w for w in joined.warnings)
+
+
+def _pdf_with_dark_scans(kinds: str) -> bytes:
+    """One page per letter: ``t`` text, ``d`` an image with a dark bar (recognition reads it)."""
+    import pymupdf
+
+    document = pymupdf.open()
+    for number, kind in enumerate(kinds, start=1):
+        page = document.new_page(width=595, height=842)
+        if kind == "d":
+            pixmap = pymupdf.Pixmap(pymupdf.csGRAY, pymupdf.IRect(0, 0, 100, 100), False)
+            pixmap.set_rect(pixmap.irect, (255,))
+            pixmap.set_rect(pymupdf.IRect(10, 10, 90, 20), (0,))
+            page.insert_image(page.rect, pixmap=pixmap)
+        else:
+            page.insert_text((72, 100), f"Page {number} has a real text layer.", fontsize=11)
+    data = bytes(document.tobytes())
+    document.close()
+    return data
 
 
 def test_a_part_whose_layout_attempt_failed_is_plain_text_and_says_which_pages() -> None:
