@@ -549,12 +549,12 @@ def search(
 
     async def work(runtime: Runtime) -> Any:
         principal = await acting_user(runtime, user_name)
-        found = await search_project(runtime, principal, project_name, query, top_k=top_k)
-        return found.result
+        return await search_project(runtime, principal, project_name, query, top_k=top_k)
 
-    result = run_with_runtime(get_settings(), work)
+    found = run_with_runtime(get_settings(), work)
+    result = found.result
     if as_json:
-        click.echo(msgspec.json.encode(SearchResponse.from_result(result)).decode())
+        click.echo(msgspec.json.encode(SearchResponse.from_search(found)).decode())
         return
     if result.insufficient_evidence:
         click.echo(

@@ -8,12 +8,12 @@ from uuid import UUID
 
 import msgspec
 
-from retrieval import SearchResult
 from retrieval.relevance import RelevanceLabel
 from retrieval.rerankers import RerankerKind
 from service.records import Document as DocumentRecord
 from service.records import Project as ProjectRecord
 from service.services.documents import failure_of
+from service.services.search import ProjectSearch
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 
@@ -278,9 +278,20 @@ class SearchResponse(Struct):
             )
         ),
     ]
+    documents_not_searchable: Annotated[
+        int,
+        msgspec.Meta(
+            description=(
+                "The project's documents left out of this search because they are still being "
+                "extracted or cannot be searched (see each document's status); 0 when the "
+                "search was restricted to document_ids."
+            )
+        ),
+    ]
 
     @classmethod
-    def from_result(cls, result: SearchResult) -> SearchResponse:
+    def from_search(cls, found: ProjectSearch) -> SearchResponse:
+        result = found.result
         return cls(
             results=[
                 SearchHit(
@@ -315,4 +326,5 @@ class SearchResponse(Struct):
             unscored=result.unscored,
             exhaustive=result.exhaustive,
             insufficient_evidence=result.insufficient_evidence,
+            documents_not_searchable=found.documents_not_searchable,
         )

@@ -67,6 +67,13 @@ def ocr_note(document: Document) -> str | None:
     return f"text recognised from images on {word} {pages}"
 
 
+def not_searchable_count(project: Project, searched: int) -> int:
+    """How many of the project's documents a search or scan that covered ``searched`` ready
+    documents had to leave out (pending, extracting or failed); what every door reports as
+    ``documents_not_searchable``."""
+    return max(0, project.document_count - searched)
+
+
 class DocumentText(NamedTuple):
     document: Document
     first_page: int
