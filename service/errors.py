@@ -12,6 +12,7 @@ A subclass's docstring is its default message::
     │   ├── InvalidPageRange
     │   └── InvalidContentType
     ├── NotAuthenticated (401)
+    ├── TokenReadOnly (403)
     ├── RequestTimedOut (408)
     ├── NotFound (404)
     │   ├── UserNotFound, ProjectNotFound, DocumentNotFound, UploadNotFound, TokenNotFound
@@ -42,7 +43,8 @@ class ShortlistError(Exception):
     code: str = "internal_error"
 
     def __init__(self, message: str | None = None, **details: Any) -> None:
-        self.message = message or (self.__doc__ or self.code).strip()
+        # A docstring wrapped over lines is one sentence: its line breaks and indents collapse.
+        self.message = message or " ".join((self.__doc__ or self.code).split())
         self.details = details
         super().__init__(self.message)
 
@@ -84,6 +86,14 @@ class NotAuthenticated(ShortlistError):
 
     status = 401
     code = "not_authenticated"
+
+
+class TokenReadOnly(ShortlistError):
+    """This token may only read (search, list, read documents); ask the project owner for a write
+    token to change the project."""
+
+    status = 403
+    code = "token_read_only"
 
 
 class RequestTimedOut(ShortlistError):

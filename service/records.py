@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Self
+from typing import Any, Literal, Self
 from uuid import UUID
 
 
@@ -19,17 +19,29 @@ class User:
         return cls(id=row["id"], name=row["name"], created_at=row["created_at"])
 
 
+TokenScope = Literal["read", "write"]
+"""What an API token may do: ``read`` searches, lists and reads; ``write`` may also change the
+user's projects (the rule: :func:`service.services.scopes.require_write`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling: the user behind a live API token."""
+    """Who is calling: the user behind a live API token, and what that token may do."""
 
     user_id: UUID
     user_name: str
     token_id: UUID
+    scope: TokenScope = "write"
+    """A local command acting for a user directly (``--user``) may write."""
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Self:
-        return cls(user_id=row["user_id"], user_name=row["user_name"], token_id=row["token_id"])
+        return cls(
+            user_id=row["user_id"],
+            user_name=row["user_name"],
+            token_id=row["token_id"],
+            scope=row["scope"],
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +49,7 @@ class ApiToken:
     id: UUID
     prefix: str
     label: str
+    scope: TokenScope
     created_at: datetime
     revoked_at: datetime | None
 
@@ -46,6 +59,7 @@ class ApiToken:
             id=row["id"],
             prefix=row["prefix"],
             label=row["label"],
+            scope=row["scope"],
             created_at=row["created_at"],
             revoked_at=row["revoked_at"],
         )

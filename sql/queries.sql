@@ -13,26 +13,26 @@ SELECT id, name, created_at FROM users ORDER BY created_at, name;
 
 -- insert_api_token --
 -- Store a new token's hash
-INSERT INTO api_tokens (user_id, token_hash, prefix, label)
-VALUES (%(user_id)s, %(token_hash)s, %(prefix)s, %(label)s)
-RETURNING id, user_id, prefix, label, created_at, revoked_at;
+INSERT INTO api_tokens (user_id, token_hash, prefix, label, scope)
+VALUES (%(user_id)s, %(token_hash)s, %(prefix)s, %(label)s, %(scope)s)
+RETURNING id, user_id, prefix, label, scope, created_at, revoked_at;
 
 -- fetch_principal_by_token_hash --
 -- The live token with this hash and its user
-SELECT t.id AS token_id, t.token_hash, u.id AS user_id, u.name AS user_name
+SELECT t.id AS token_id, t.token_hash, t.scope, u.id AS user_id, u.name AS user_name
 FROM api_tokens t JOIN users u ON u.id = t.user_id
 WHERE t.token_hash = %(token_hash)s AND t.revoked_at IS NULL;
 
 -- list_api_tokens --
 -- A user's tokens, newest first
-SELECT id, user_id, prefix, label, created_at, revoked_at
+SELECT id, user_id, prefix, label, scope, created_at, revoked_at
 FROM api_tokens WHERE user_id = %(user_id)s ORDER BY created_at DESC;
 
 -- revoke_api_tokens_by_prefix --
 -- Revoke the live tokens whose prefix (or id) matches
 UPDATE api_tokens SET revoked_at = now()
 WHERE revoked_at IS NULL AND (prefix = %(prefix)s OR id::text = %(prefix)s)
-RETURNING id, user_id, prefix, label, created_at, revoked_at;
+RETURNING id, user_id, prefix, label, scope, created_at, revoked_at;
 
 -- insert_project --
 -- Create a project for a user

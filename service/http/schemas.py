@@ -11,6 +11,7 @@ import msgspec
 from retrieval.relevance import RelevanceLabel
 from retrieval.rerankers import RerankerKind
 from service.records import Document as DocumentRecord
+from service.records import Principal, TokenScope
 from service.records import Project as ProjectRecord
 from service.services.documents import failure_of
 from service.services.search import ProjectSearch
@@ -92,6 +93,19 @@ class ProjectList(Struct):
 class Me(Struct):
     id: UUID
     name: str
+    scope: Annotated[
+        TokenScope,
+        msgspec.Meta(
+            description=(
+                "What the presented token may do: read (search, list, read) or write (also "
+                "upload, import, delete, re-extract, create projects, log and approve requests)."
+            )
+        ),
+    ]
+
+    @classmethod
+    def of(cls, principal: Principal) -> Me:
+        return cls(id=principal.user_id, name=principal.user_name, scope=principal.scope)
 
 
 # --- uploads and documents ----------------------------------------------------

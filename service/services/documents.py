@@ -15,7 +15,7 @@ from extract.markdown import page_ranges
 from extract.page_markers import slice_pages
 from service.errors import DocumentNotFound, DocumentNotReady, InvalidPageRange
 from service.records import Document, Principal, Project
-from service.services import projects
+from service.services import projects, scopes
 from service.storage.blobs.disposition import Disposition
 from service.storage.db import Connection, fetch_all, fetch_one
 
@@ -201,6 +201,7 @@ async def delete_document(
     runtime: Runtime, conn: Connection, principal: Principal, document_id: UUID
 ) -> None:
     """Remove the row, then the original. Deleting what is not there (or not yours) is a no-op."""
+    scopes.require_write(principal)
     row = await fetch_one(
         conn, "delete_document", document_id=document_id, user_id=principal.user_id
     )
@@ -220,6 +221,7 @@ async def reextract(
     runtime: Runtime, conn: Connection, principal: Principal, document_id: UUID
 ) -> Document:
     """Extract a document again from its original (after a fix, or a failure)."""
+    scopes.require_write(principal)
     await get_document(conn, principal, document_id)
     row = await fetch_one(
         conn, "reset_document_for_extraction", document_id=document_id, user_id=principal.user_id

@@ -37,7 +37,7 @@ import pathspec
 from extract.detect import EXTENSION_KINDS, KIND_CONTENT_TYPES
 from service.errors import ShortlistError
 from service.records import Principal
-from service.services import documents, projects, uploads
+from service.services import documents, projects, scopes, uploads
 from service.services.extraction import Outcome, extract_and_save
 from service.services.ingest import store_new_document
 from service.storage.blobs import BlobStoreError
@@ -183,6 +183,7 @@ async def sync_folders(
     runtime: Runtime, principal: Principal, project_id: UUID, roots: Sequence[Path]
 ) -> Report:
     """Mirror the supported files under ``roots`` into the caller's project."""
+    scopes.require_write(principal)
     async with connection(runtime.pool) as conn:
         await projects.get_project(conn, principal.user_id, project_id)
         rows = await fetch_all(conn, "list_synced_documents", project_id=project_id)

@@ -37,7 +37,7 @@ from service.errors import (
     UploadNotFound,
 )
 from service.records import Document, Principal, Upload
-from service.services import projects
+from service.services import projects, scopes
 from service.services.filenames import clean_filename
 from service.storage.blobs import BlobStoreError, MissingUploadParts, MultipartBlobStore
 from service.storage.blobs.multipart import part_size_for
@@ -186,6 +186,7 @@ async def grant_upload(
     size: int,
 ) -> GrantedUpload:
     """Check everything, record the upload, and return the grant a client uploads with."""
+    scopes.require_write(principal)
     runtime.upload_limiter.check(str(principal.token_id))
     await projects.get_project(conn, principal.user_id, project_id)
     name, pinned_type = check_file(runtime, filename, content_type, size)
@@ -244,6 +245,7 @@ async def register_document(
     runtime: Runtime, conn: Connection, principal: Principal, *, project_id: UUID, upload_id: UUID
 ) -> Document:
     """Turn a finished upload into a pending document and queue its extraction."""
+    scopes.require_write(principal)
     await projects.get_project(conn, principal.user_id, project_id)
     async with conn.transaction():
         row = await fetch_one(

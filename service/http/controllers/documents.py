@@ -109,7 +109,8 @@ class DocumentController(Controller):
         principal: PrincipalDep,
         document_id: FromPath[UUID],
     ) -> None:
-        """Delete the document and its original. Idempotent: always 204."""
+        """Delete the document and its original. Idempotent: 204 whether or not it was there
+        (403 token_read_only for a read token)."""
         await documents.delete_document(runtime, conn, principal, document_id)
 
     @post(
