@@ -19,7 +19,7 @@ A subclass's docstring is its default message::
     │   └── DocumentRequestNotFound
     ├── Conflict (409)
     │   ├── UserExists, ProjectExists, DuplicateDocumentName, DocumentNotReady, UploadAlreadyUsed
-    │   └── DocumentRequestAlreadyApproved, TooManyDocumentRequests
+    │   └── DocumentRequestAlreadyApproved, TooManyDocumentRequests, SyncPathTaken
     ├── UploadRefused (4xx: 413 too large, 415 type, 400 file not in the store)
     ├── UrlRefused (4xx: 400 not allowed, 422 unreachable, 413 too large, 415 type)
     ├── RateLimited (429)
@@ -194,6 +194,12 @@ class TooManyDocumentRequests(Conflict):
     some before more can be logged."""
 
     code = "too_many_document_requests"
+
+
+class SyncPathTaken(Conflict):
+    """Another document of the project already mirrors that file of a synced folder."""
+
+    code = "sync_path_taken"
 
 
 class UploadRefused(ShortlistError):

@@ -120,6 +120,29 @@ class Upload:
 
 
 @dataclass(frozen=True, slots=True)
+class SyncedFile:
+    """The file a document mirrors (``shortlist sync``), as the last sync saw it."""
+
+    path: str
+    """Where the file is, under the synced folder, ``/``-separated."""
+    sha256: str | None
+    """The SHA-256 of the original's bytes."""
+    size: int | None
+    mtime_ns: int | None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> SyncedFile | None:
+        if row.get("sync_path") is None:
+            return None
+        return cls(
+            path=row["sync_path"],
+            sha256=row.get("original_sha256"),
+            size=row.get("sync_size"),
+            mtime_ns=row.get("sync_mtime_ns"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Document:
     """A document's metadata; its Markdown is loaded only where it is needed."""
 
@@ -140,6 +163,8 @@ class Document:
     extracted_at: datetime | None
     ocr_pages: tuple[int, ...] = ()
     """Pages whose text was recognised from images (OCR)."""
+    sync: SyncedFile | None = None
+    """The file this document mirrors, when ``shortlist sync`` made it."""
 
     @property
     def searchable(self) -> bool:
@@ -164,6 +189,7 @@ class Document:
             created_at=row["created_at"],
             extracted_at=row["extracted_at"],
             ocr_pages=tuple(row.get("ocr_pages") or ()),
+            sync=SyncedFile.from_row(row),
         )
 
 

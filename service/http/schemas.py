@@ -11,7 +11,7 @@ import msgspec
 from retrieval.relevance import RelevanceLabel
 from retrieval.rerankers import RerankerKind
 from service.records import Document as DocumentRecord
-from service.records import Principal, TokenScope
+from service.records import Principal, SyncedFile, TokenScope
 from service.records import Project as ProjectRecord
 from service.services.documents import failure_of
 from service.services.search import ProjectSearch
@@ -116,6 +116,42 @@ class UploadRequest(Struct):
     filename: Annotated[str, msgspec.Meta(min_length=1, max_length=1000)]
     size: Annotated[int, msgspec.Meta(ge=0)]
     content_type: Annotated[str, msgspec.Meta(max_length=200)] | None = None
+    replaces: Annotated[
+        UUID | None,
+        msgspec.Meta(
+            description=(
+                "A document of the project whose original this upload will replace "
+                "(POST /api/documents/{document_id}/original); the file must carry its name."
+            )
+        ),
+    ] = None
+
+
+SyncPath = Annotated[str, msgspec.Meta(min_length=1, max_length=4096)]
+
+
+class SyncedFileBody(Struct):
+    """The file of a synced folder a document mirrors (``shortlist sync``), as last seen."""
+
+    path: SyncPath
+    """Where the file is under the synced folder, ``/``-separated."""
+    sha256: Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")] | None
+    """The SHA-256 of the original's bytes (hex)."""
+    size: Annotated[int, msgspec.Meta(ge=0)] | None
+    mtime_ns: int | None
+
+    @classmethod
+    def from_record(cls, record: SyncedFile | None) -> SyncedFileBody | None:
+        if record is None:
+            return None
+        return cls(
+            path=record.path, sha256=record.sha256, size=record.size, mtime_ns=record.mtime_ns
+        )
+
+    def to_record(self) -> SyncedFile:
+        return SyncedFile(
+            path=self.path, sha256=self.sha256, size=self.size, mtime_ns=self.mtime_ns
+        )
 
 
 class ImportRequest(Struct):
@@ -150,6 +186,25 @@ class UploadGrantBody(Struct):
 class DocumentCreate(Struct):
     project_id: UUID
     upload_id: UUID
+    sync: SyncedFileBody | None = None
+    """Set by ``shortlist sync``: the file the new document mirrors."""
+
+
+class OriginalReplace(Struct):
+    """A finished upload (granted with ``replaces``) to become a document's new original."""
+
+    upload_id: UUID
+    sync: SyncedFileBody | None = None
+    """Set by ``shortlist sync``: the file as it is now."""
+
+
+class SyncFollow(Struct):
+    """A synced file moved, renamed or touched with the same bytes: where it is now."""
+
+    path: SyncPath
+    name: Name
+    size: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    mtime_ns: int | None = None
 
 
 class DocumentError(Struct):
@@ -174,6 +229,8 @@ class Document(Struct):
     extracted_at: datetime | None
     ocr_pages: list[int]
     """Pages whose text was recognised from images (OCR); the warnings say so in words."""
+    sync: SyncedFileBody | None = None
+    """The file of a synced folder this document mirrors, when ``shortlist sync`` made it."""
 
     @classmethod
     def from_record(cls, record: DocumentRecord) -> Document:
@@ -194,6 +251,7 @@ class Document(Struct):
             created_at=record.created_at,
             extracted_at=record.extracted_at,
             ocr_pages=list(record.ocr_pages),
+            sync=SyncedFileBody.from_record(record.sync),
         )
 
 

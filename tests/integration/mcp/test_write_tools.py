@@ -375,6 +375,12 @@ async def test_rest_refuses_every_write_of_a_read_token_and_answers_its_reads(
             {"url": f"{site.url}/charter.pdf"},
         ),
         "project": ("POST", "/api/projects", {"name": "another"}),
+        "original": (
+            "POST",
+            f"/api/documents/{document_id}/original",
+            {"upload_id": str(uuid.uuid4())},
+        ),
+        "follow": ("PUT", f"/api/documents/{document_id}/sync", {"path": "a.md", "name": "a.md"}),
     }
     async with httpx.AsyncClient(base_url=service.url, headers=bearer(reader)) as rest:
         read_answers = {
