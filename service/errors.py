@@ -12,13 +12,14 @@ A subclass's docstring is its default message::
     │   ├── InvalidPageRange
     │   └── InvalidContentType
     ├── NotAuthenticated (401)
+    ├── TokenReadOnly (403)
     ├── RequestTimedOut (408)
     ├── NotFound (404)
     │   ├── UserNotFound, ProjectNotFound, DocumentNotFound, UploadNotFound, TokenNotFound
     │   └── DocumentRequestNotFound
     ├── Conflict (409)
     │   ├── UserExists, ProjectExists, DuplicateDocumentName, DocumentNotReady, UploadAlreadyUsed
-    │   └── DocumentRequestAlreadyApproved, TooManyDocumentRequests
+    │   └── DocumentRequestAlreadyApproved, TooManyDocumentRequests, SyncPathTaken
     ├── UploadRefused (4xx: 413 too large, 415 type, 400 file not in the store)
     ├── UrlRefused (4xx: 400 not allowed, 422 unreachable, 413 too large, 415 type)
     ├── RateLimited (429)
@@ -42,7 +43,8 @@ class ShortlistError(Exception):
     code: str = "internal_error"
 
     def __init__(self, message: str | None = None, **details: Any) -> None:
-        self.message = message or (self.__doc__ or self.code).strip()
+        # A docstring wrapped over lines is one sentence: its line breaks and indents collapse.
+        self.message = message or " ".join((self.__doc__ or self.code).split())
         self.details = details
         super().__init__(self.message)
 
@@ -84,6 +86,14 @@ class NotAuthenticated(ShortlistError):
 
     status = 401
     code = "not_authenticated"
+
+
+class TokenReadOnly(ShortlistError):
+    """This token may only read (search, list, read documents); ask the project owner for a write
+    token to change the project."""
+
+    status = 403
+    code = "token_read_only"
 
 
 class RequestTimedOut(ShortlistError):
@@ -184,6 +194,12 @@ class TooManyDocumentRequests(Conflict):
     some before more can be logged."""
 
     code = "too_many_document_requests"
+
+
+class SyncPathTaken(Conflict):
+    """Another document of the project already mirrors that file of a synced folder."""
+
+    code = "sync_path_taken"
 
 
 class UploadRefused(ShortlistError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Self
+from typing import Any, Literal, Self
 from uuid import UUID
 
 
@@ -19,17 +19,29 @@ class User:
         return cls(id=row["id"], name=row["name"], created_at=row["created_at"])
 
 
+TokenScope = Literal["read", "write"]
+"""What an API token may do: ``read`` searches, lists and reads; ``write`` may also change the
+user's projects (the rule: :func:`service.services.scopes.require_write`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling: the user behind a live API token."""
+    """Who is calling: the user behind a live API token, and what that token may do."""
 
     user_id: UUID
     user_name: str
     token_id: UUID
+    scope: TokenScope = "write"
+    """A local command acting for a user directly (``--user``) may write."""
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Self:
-        return cls(user_id=row["user_id"], user_name=row["user_name"], token_id=row["token_id"])
+        return cls(
+            user_id=row["user_id"],
+            user_name=row["user_name"],
+            token_id=row["token_id"],
+            scope=row["scope"],
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +49,7 @@ class ApiToken:
     id: UUID
     prefix: str
     label: str
+    scope: TokenScope
     created_at: datetime
     revoked_at: datetime | None
 
@@ -46,6 +59,7 @@ class ApiToken:
             id=row["id"],
             prefix=row["prefix"],
             label=row["label"],
+            scope=row["scope"],
             created_at=row["created_at"],
             revoked_at=row["revoked_at"],
         )
@@ -106,6 +120,29 @@ class Upload:
 
 
 @dataclass(frozen=True, slots=True)
+class SyncedFile:
+    """The file a document mirrors (``shortlist sync``), as the last sync saw it."""
+
+    path: str
+    """Where the file is, under the synced folder, ``/``-separated."""
+    sha256: str | None
+    """The SHA-256 of the original's bytes."""
+    size: int | None
+    mtime_ns: int | None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> SyncedFile | None:
+        if row.get("sync_path") is None:
+            return None
+        return cls(
+            path=row["sync_path"],
+            sha256=row.get("original_sha256"),
+            size=row.get("sync_size"),
+            mtime_ns=row.get("sync_mtime_ns"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Document:
     """A document's metadata; its Markdown is loaded only where it is needed."""
 
@@ -130,6 +167,8 @@ class Document:
     extracted_at: datetime | None
     ocr_pages: tuple[int, ...] = ()
     """Pages whose text was recognised from images (OCR)."""
+    sync: SyncedFile | None = None
+    """The file this document mirrors, when ``shortlist sync`` made it."""
 
     @property
     def searchable(self) -> bool:
@@ -156,6 +195,7 @@ class Document:
             created_at=row["created_at"],
             extracted_at=row["extracted_at"],
             ocr_pages=tuple(row.get("ocr_pages") or ()),
+            sync=SyncedFile.from_row(row),
         )
 
 

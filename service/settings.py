@@ -296,7 +296,7 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=_default_data_dir)
     """Where embedded PostgreSQL, the local blob store and generated keys live."""
     token: SecretStr | None = None
-    """API token the CLI's client commands (`upload`, stdio `mcp`) act with."""
+    """API token the CLI acts with: `upload`, `import` and `sync` send it to the running service; local commands (stdio `mcp`, `search`, `documents`…) act as its user."""
 
     server: ServerSettings = Field(default_factory=ServerSettings)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)

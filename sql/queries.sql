@@ -13,26 +13,26 @@ SELECT id, name, created_at FROM users ORDER BY created_at, name;
 
 -- insert_api_token --
 -- Store a new token's hash
-INSERT INTO api_tokens (user_id, token_hash, prefix, label)
-VALUES (%(user_id)s, %(token_hash)s, %(prefix)s, %(label)s)
-RETURNING id, user_id, prefix, label, created_at, revoked_at;
+INSERT INTO api_tokens (user_id, token_hash, prefix, label, scope)
+VALUES (%(user_id)s, %(token_hash)s, %(prefix)s, %(label)s, %(scope)s)
+RETURNING id, user_id, prefix, label, scope, created_at, revoked_at;
 
 -- fetch_principal_by_token_hash --
 -- The live token with this hash and its user
-SELECT t.id AS token_id, t.token_hash, u.id AS user_id, u.name AS user_name
+SELECT t.id AS token_id, t.token_hash, t.scope, u.id AS user_id, u.name AS user_name
 FROM api_tokens t JOIN users u ON u.id = t.user_id
 WHERE t.token_hash = %(token_hash)s AND t.revoked_at IS NULL;
 
 -- list_api_tokens --
 -- A user's tokens, newest first
-SELECT id, user_id, prefix, label, created_at, revoked_at
+SELECT id, user_id, prefix, label, scope, created_at, revoked_at
 FROM api_tokens WHERE user_id = %(user_id)s ORDER BY created_at DESC;
 
 -- revoke_api_tokens_by_prefix --
 -- Revoke the live tokens whose prefix (or id) matches
 UPDATE api_tokens SET revoked_at = now()
 WHERE revoked_at IS NULL AND (prefix = %(prefix)s OR id::text = %(prefix)s)
-RETURNING id, user_id, prefix, label, created_at, revoked_at;
+RETURNING id, user_id, prefix, label, scope, created_at, revoked_at;
 
 -- insert_project --
 -- Create a project for a user
@@ -114,7 +114,8 @@ RETURNING id, project_id, name, content_type, size_bytes, object_key, status, er
 -- A project's documents with metadata (no text), newest first
 SELECT d.id, d.project_id, d.name, d.content_type, d.size_bytes, d.object_key, d.status,
        d.error_code, d.error_message, d.kind, d.page_count, d.pages_done, d.pages_total, d.content_hash, d.warnings,
-       d.attempts, d.created_at, d.updated_at, d.extracted_at, d.ocr_pages
+       d.attempts, d.created_at, d.updated_at, d.extracted_at, d.ocr_pages,
+       d.sync_path, d.original_sha256, d.sync_size, d.sync_mtime_ns
 FROM documents d JOIN projects p ON p.id = d.project_id
 WHERE d.project_id = %(project_id)s AND p.user_id = %(user_id)s
 ORDER BY d.created_at DESC, d.name;
@@ -123,7 +124,8 @@ ORDER BY d.created_at DESC, d.name;
 -- One of the user's documents with metadata (no text)
 SELECT d.id, d.project_id, d.name, d.content_type, d.size_bytes, d.object_key, d.status,
        d.error_code, d.error_message, d.kind, d.page_count, d.pages_done, d.pages_total, d.content_hash, d.warnings,
-       d.attempts, d.created_at, d.updated_at, d.extracted_at, d.ocr_pages
+       d.attempts, d.created_at, d.updated_at, d.extracted_at, d.ocr_pages,
+       d.sync_path, d.original_sha256, d.sync_size, d.sync_mtime_ns
 FROM documents d JOIN projects p ON p.id = d.project_id
 WHERE d.id = %(document_id)s AND p.user_id = %(user_id)s;
 
@@ -346,6 +348,18 @@ UPDATE documents SET object_key = %(object_key)s, content_type = %(content_type)
        size_bytes = %(size_bytes)s, original_sha256 = %(original_sha256)s,
        sync_size = %(sync_size)s, sync_mtime_ns = %(sync_mtime_ns)s,
        status = 'processing', attempts = 1, error_code = NULL, error_message = NULL,
+       updated_at = now()
+WHERE id = %(document_id)s
+RETURNING id;
+
+-- replace_document_original --
+-- A finished upload becomes a document's new original: pending extraction again, the sync
+-- record (when given) following the file
+UPDATE documents SET object_key = %(object_key)s, content_type = %(content_type)s,
+       size_bytes = %(size_bytes)s, original_sha256 = %(original_sha256)s,
+       sync_path = coalesce(%(sync_path)s, sync_path),
+       sync_size = %(sync_size)s, sync_mtime_ns = %(sync_mtime_ns)s,
+       status = 'pending', attempts = 0, error_code = NULL, error_message = NULL,
        updated_at = now()
 WHERE id = %(document_id)s
 RETURNING id;

@@ -8,7 +8,8 @@ CREATE TABLE users (
 );
 CREATE UNIQUE INDEX users_name_key ON users (lower(btrim(name)));
 
--- Only a SHA-256 of each token is stored; the token itself is shown once.
+-- Only a SHA-256 of each token is stored; the token itself is shown once. A 'read' token may
+-- search, list and read but change nothing.
 CREATE TABLE api_tokens (
     id          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     user_id     uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
@@ -16,7 +17,8 @@ CREATE TABLE api_tokens (
     prefix      text NOT NULL,
     label       text NOT NULL DEFAULT '',
     created_at  timestamptz NOT NULL DEFAULT now(),
-    revoked_at  timestamptz
+    revoked_at  timestamptz,
+    scope       text NOT NULL DEFAULT 'write' CHECK (scope IN ('read', 'write'))
 );
 CREATE INDEX api_tokens_user_id_idx ON api_tokens (user_id);
 

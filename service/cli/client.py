@@ -111,10 +111,27 @@ class ShortlistClient:
         )
         return document
 
+    def list_documents(self, project_id: str) -> list[dict[str, Any]]:
+        """The project's documents (with ``sync`` for those a folder sync keeps)."""
+        listed: list[dict[str, Any]] = self._json(
+            self._request("GET", f"/api/projects/{project_id}/documents")
+        )["documents"]
+        return listed
+
     def upload(
-        self, project_id: str, path: Path, *, on_progress: ProgressCallback | None = None
+        self,
+        project_id: str,
+        path: Path,
+        *,
+        on_progress: ProgressCallback | None = None,
+        sync: dict[str, Any] | None = None,
+        replaces: str | None = None,
     ) -> dict[str, Any]:
-        """Grant, send, register; returns the new document (status pending)."""
+        """Grant, send, register; returns the document (status pending).
+
+        ``replaces`` (a document id) makes the file that document's new original instead of a
+        new document; ``sync`` records the synced-folder file it mirrors.
+        """
         size = path.stat().st_size
         content_type = mimetypes.guess_type(path.name)[0]
         grant = self._json(
@@ -126,18 +143,38 @@ class ShortlistClient:
                     "filename": path.name,
                     "content_type": content_type,
                     "size": size,
+                    "replaces": replaces,
                 },
             )
         )
         self._send(grant, path, on_progress)
-        document: dict[str, Any] = self._json(
-            self._request(
+        if replaces is not None:
+            registered = self._request(
+                "POST",
+                f"/api/documents/{replaces}/original",
+                json={"upload_id": grant["upload_id"], "sync": sync},
+            )
+        else:
+            registered = self._request(
                 "POST",
                 "/api/documents",
-                json={"project_id": project_id, "upload_id": grant["upload_id"]},
+                json={"project_id": project_id, "upload_id": grant["upload_id"], "sync": sync},
             )
+        document: dict[str, Any] = self._json(registered)
+        return document
+
+    def follow(
+        self, document_id: str, *, path: str, name: str, size: int, mtime_ns: int
+    ) -> dict[str, Any]:
+        """Point a synced document at its file's new path and name (same bytes)."""
+        body = {"path": path, "name": name, "size": size, "mtime_ns": mtime_ns}
+        document: dict[str, Any] = self._json(
+            self._request("PUT", f"/api/documents/{document_id}/sync", json=body)
         )
         return document
+
+    def delete_document(self, document_id: str) -> None:
+        self._json(self._request("DELETE", f"/api/documents/{document_id}"))
 
     def _send(
         self, grant: dict[str, Any], path: Path, on_progress: ProgressCallback | None

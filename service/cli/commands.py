@@ -29,9 +29,9 @@ import click
 import msgspec
 
 from service.errors import InvalidRequest, ServiceUnreachable, ShortlistError, as_shortlist_error
-from service.records import Principal, User
+from service.records import Principal, TokenScope, User
 from service.runtime import Runtime, open_runtime
-from service.services import projects, users
+from service.services import projects, scopes, users
 from service.settings import Settings, get_settings
 from service.storage.db import Connection, connection
 
@@ -245,28 +245,39 @@ def user() -> None:
     """Create and list users."""
 
 
+scope_option = click.option(
+    "--scope",
+    type=click.Choice(scopes.SCOPES),
+    default=scopes.DEFAULT_SCOPE,
+    show_default=True,
+    help="What the token may do: read (search, list, read) or write (also change projects).",
+)
+
+
 @user.command("create")
 @click.argument("name")
+@scope_option
 @json_option
 @command_errors
-def user_create(name: str, as_json: bool) -> None:
+def user_create(name: str, scope: TokenScope, as_json: bool) -> None:
     """Create a user with an API token and a default project. The token is shown once."""
 
     async def work(runtime: Runtime) -> users.NewUser:
         async with connection(runtime.pool) as conn:
-            return await users.create_user(conn, name)
+            return await users.create_user(conn, name, scope=scope)
 
     created = run_with_runtime(get_settings(), work)
     document = {
         "user": {"id": created.user.id, "name": created.user.name},
         "token": created.token,
+        "scope": scope,
         "project": {"id": created.project.id, "name": created.project.name},
     }
     if as_json:
         emit_json(document)
         return
     click.echo(f"Created user {created.user.name!r} with project {created.project.name!r}.")
-    click.echo(f"API token (shown once, keep it safe): {created.token}")
+    click.echo(f"API token ({scope}; shown once, keep it safe): {created.token}")
 
 
 @user.command("list")
@@ -359,20 +370,29 @@ def token() -> None:
 @token.command("create")
 @user_option
 @click.option("--label", default="", help="A note saying what the token is for.")
+@scope_option
 @json_option
 @command_errors
-def token_create(user_name: str, label: str, as_json: bool) -> None:
-    """Create another API token for a user. It is shown once."""
+def token_create(user_name: str, label: str, scope: TokenScope, as_json: bool) -> None:
+    """Create another API token for a user (a read token for an assistant that should only
+    search). It is shown once."""
 
     secret, created = run_for_user(
-        user_name, lambda conn, owner: users.create_token(conn, owner.id, label=label)
+        user_name,
+        lambda conn, owner: users.create_token(conn, owner.id, label=label, scope=scope),
     )
     if as_json:
         emit_json(
-            {"token": secret, "id": created.id, "prefix": created.prefix, "label": created.label}
+            {
+                "token": secret,
+                "id": created.id,
+                "prefix": created.prefix,
+                "label": created.label,
+                "scope": created.scope,
+            }
         )
         return
-    click.echo(f"API token (shown once, keep it safe): {secret}")
+    click.echo(f"API token ({created.scope}; shown once, keep it safe): {secret}")
 
 
 @token.command("list")
@@ -388,7 +408,7 @@ def token_list(user_name: str, as_json: bool) -> None:
         return
     for item in found:
         state = f"revoked {item.revoked_at:%Y-%m-%d}" if item.revoked_at else "live"
-        click.echo(f"{item.prefix}\t{state}\t{item.label}")
+        click.echo(f"{item.prefix}\t{item.scope}\t{state}\t{item.label}")
 
 
 @token.command("revoke")
@@ -553,12 +573,12 @@ def search(
 
     async def work(runtime: Runtime) -> Any:
         principal = await acting_user(runtime, user_name)
-        found = await search_project(runtime, principal, project_name, query, top_k=top_k)
-        return found.result
+        return await search_project(runtime, principal, project_name, query, top_k=top_k)
 
-    result = run_with_runtime(get_settings(), work)
+    found = run_with_runtime(get_settings(), work)
+    result = found.result
     if as_json:
-        click.echo(msgspec.json.encode(SearchResponse.from_result(result)).decode())
+        click.echo(msgspec.json.encode(SearchResponse.from_search(found)).decode())
         return
     if result.insufficient_evidence:
         click.echo(

@@ -8,12 +8,13 @@ from uuid import UUID
 
 import msgspec
 
-from retrieval import SearchResult
 from retrieval.relevance import RelevanceLabel
 from retrieval.rerankers import RerankerKind
 from service.records import Document as DocumentRecord
+from service.records import Principal, SyncedFile, TokenScope
 from service.records import Project as ProjectRecord
 from service.services.documents import failure_of
+from service.services.search import ProjectSearch
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 
@@ -92,6 +93,19 @@ class ProjectList(Struct):
 class Me(Struct):
     id: UUID
     name: str
+    scope: Annotated[
+        TokenScope,
+        msgspec.Meta(
+            description=(
+                "What the presented token may do: read (search, list, read) or write (also "
+                "upload, import, delete, re-extract, create projects, log and approve requests)."
+            )
+        ),
+    ]
+
+    @classmethod
+    def of(cls, principal: Principal) -> Me:
+        return cls(id=principal.user_id, name=principal.user_name, scope=principal.scope)
 
 
 # --- uploads and documents ----------------------------------------------------
@@ -102,6 +116,42 @@ class UploadRequest(Struct):
     filename: Annotated[str, msgspec.Meta(min_length=1, max_length=1000)]
     size: Annotated[int, msgspec.Meta(ge=0)]
     content_type: Annotated[str, msgspec.Meta(max_length=200)] | None = None
+    replaces: Annotated[
+        UUID | None,
+        msgspec.Meta(
+            description=(
+                "A document of the project whose original this upload will replace "
+                "(POST /api/documents/{document_id}/original); the file must carry its name."
+            )
+        ),
+    ] = None
+
+
+SyncPath = Annotated[str, msgspec.Meta(min_length=1, max_length=4096)]
+
+
+class SyncedFileBody(Struct):
+    """The file of a synced folder a document mirrors (``shortlist sync``), as last seen."""
+
+    path: SyncPath
+    """Where the file is under the synced folder, ``/``-separated."""
+    sha256: Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")] | None
+    """The SHA-256 of the original's bytes (hex)."""
+    size: Annotated[int, msgspec.Meta(ge=0)] | None
+    mtime_ns: int | None
+
+    @classmethod
+    def from_record(cls, record: SyncedFile | None) -> SyncedFileBody | None:
+        if record is None:
+            return None
+        return cls(
+            path=record.path, sha256=record.sha256, size=record.size, mtime_ns=record.mtime_ns
+        )
+
+    def to_record(self) -> SyncedFile:
+        return SyncedFile(
+            path=self.path, sha256=self.sha256, size=self.size, mtime_ns=self.mtime_ns
+        )
 
 
 class ImportRequest(Struct):
@@ -136,6 +186,25 @@ class UploadGrantBody(Struct):
 class DocumentCreate(Struct):
     project_id: UUID
     upload_id: UUID
+    sync: SyncedFileBody | None = None
+    """Set by ``shortlist sync``: the file the new document mirrors."""
+
+
+class OriginalReplace(Struct):
+    """A finished upload (granted with ``replaces``) to become a document's new original."""
+
+    upload_id: UUID
+    sync: SyncedFileBody | None = None
+    """Set by ``shortlist sync``: the file as it is now."""
+
+
+class SyncFollow(Struct):
+    """A synced file moved, renamed or touched with the same bytes: where it is now."""
+
+    path: SyncPath
+    name: Name
+    size: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    mtime_ns: int | None = None
 
 
 class DocumentError(Struct):
@@ -168,6 +237,8 @@ class Document(Struct):
     extracted_at: datetime | None
     ocr_pages: list[int]
     """Pages whose text was recognised from images (OCR); the warnings say so in words."""
+    sync: SyncedFileBody | None = None
+    """The file of a synced folder this document mirrors, when ``shortlist sync`` made it."""
 
     @classmethod
     def from_record(cls, record: DocumentRecord) -> Document:
@@ -189,6 +260,7 @@ class Document(Struct):
             created_at=record.created_at,
             extracted_at=record.extracted_at,
             ocr_pages=list(record.ocr_pages),
+            sync=SyncedFileBody.from_record(record.sync),
         )
 
 
@@ -293,9 +365,20 @@ class SearchResponse(Struct):
             )
         ),
     ]
+    documents_not_searchable: Annotated[
+        int,
+        msgspec.Meta(
+            description=(
+                "The project's documents left out of this search because they are still being "
+                "extracted or cannot be searched (see each document's status); 0 when the "
+                "search was restricted to document_ids."
+            )
+        ),
+    ]
 
     @classmethod
-    def from_result(cls, result: SearchResult) -> SearchResponse:
+    def from_search(cls, found: ProjectSearch) -> SearchResponse:
+        result = found.result
         return cls(
             results=[
                 SearchHit(
@@ -330,4 +413,5 @@ class SearchResponse(Struct):
             unscored=result.unscored,
             exhaustive=result.exhaustive,
             insufficient_evidence=result.insufficient_evidence,
+            documents_not_searchable=found.documents_not_searchable,
         )

@@ -14,6 +14,7 @@ from retrieval import SearchResult
 from service.records import Document, Project
 from service.services.documents import ocr_note, unsearchable_reason
 from service.services.mentions import Mentions
+from service.services.search import ProjectSearch
 
 RETRY_HINT = (
     "Try again with other words: synonyms, the vocabulary the documents would use, or a more "
@@ -33,7 +34,26 @@ def page_range(first: int, last: int) -> str:
     return str(first) if first == last else f"{first}-{last}"
 
 
-def search_text(project: Project, query: str, result: SearchResult) -> str:
+def not_searchable_note(count: int) -> str | None:
+    """What search_documents and find_mentions say when some of the project's documents were
+    left out; None when none was."""
+    if not count:
+        return None
+    return (
+        f"{count} document(s) of the project were not searched because they are still being "
+        "extracted or cannot be searched (call list_documents to see why)."
+    )
+
+
+def search_text(found: ProjectSearch) -> str:
+    """The search's text, ending with :func:`not_searchable_note` when documents were left out."""
+    text = _search_body(found.project, found.query, found.result)
+    if note := not_searchable_note(found.documents_not_searchable):
+        return f"{text}\n\n{note}"
+    return text
+
+
+def _search_body(project: Project, query: str, result: SearchResult) -> str:
     if not result.hits:
         if project.ready_count == 0:
             return (
@@ -133,11 +153,8 @@ def mentions_text(found: Mentions) -> str:
             for total in found.totals
         )
         lines.append(f"Totals: {totals}.")
-    if found.documents_not_searchable:
-        lines.append(
-            f"{found.documents_not_searchable} document(s) were not checked because they are "
-            "still being extracted or cannot be searched (see list_documents)."
-        )
+    if note := not_searchable_note(found.documents_not_searchable):
+        lines.append(note)
     return "\n".join(lines)
 
 

@@ -131,8 +131,9 @@ async def search_documents(
         "query_words_matched": not result.no_term_matched,
         "insufficient_evidence": result.insufficient_evidence,
         "warnings": list(result.warnings),
+        "documents_not_searchable": found.documents_not_searchable,
     }
-    return text_result(render.search_text(target, found.query, result), structured)
+    return text_result(render.search_text(found), structured)
 
 
 @reports_errors

@@ -104,7 +104,7 @@ class SessionController(Controller):
 def _session_body(
     settings: Settings, principal: Principal, claims: SessionClaims | None
 ) -> Session:
-    user = Me(id=principal.user_id, name=principal.user_name)
+    user = Me.of(principal)
     if claims is None:
         return Session(user=user, csrf_token=None, expires_at=None)
     return Session(

@@ -22,7 +22,7 @@ from service.errors import (
     TooManyDocumentRequests,
 )
 from service.records import Document, DocumentRequest, Principal
-from service.services import imports, projects
+from service.services import imports, projects, scopes
 from service.services.filenames import unsafe_characters
 from service.services.url_fetch import MAX_URL_LENGTH
 from service.storage.db import Connection, execute, fetch_all, fetch_one
@@ -79,6 +79,7 @@ async def request_document(
     reason: str | None = None,
 ) -> Logged:
     """Log that a document is wanted in the caller's project (or count one more ask for it)."""
+    scopes.require_write(principal)
     await projects.get_project(conn, principal.user_id, project_id)
     clean_title = _field(title, "title", MAX_TITLE_CHARS)
     if not clean_title:
@@ -149,6 +150,7 @@ async def approve_request(
     refused (address not allowed, duplicate name…) the request goes back to pending and the
     refusal is raised.
     """
+    scopes.require_write(principal)
     await projects.get_project(conn, principal.user_id, project_id)
     row = await fetch_one(
         conn,

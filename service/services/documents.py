@@ -15,7 +15,7 @@ from extract.markdown import page_ranges
 from extract.page_markers import slice_pages
 from service.errors import DocumentNotFound, DocumentNotReady, InvalidPageRange
 from service.records import Document, Principal, Project
-from service.services import projects
+from service.services import projects, scopes
 from service.storage.blobs.disposition import Disposition
 from service.storage.db import Connection, fetch_all, fetch_one
 
@@ -65,6 +65,13 @@ def ocr_note(document: Document) -> str | None:
     pages = page_ranges(sorted(document.ocr_pages))
     word = "page" if len(document.ocr_pages) == 1 else "pages"
     return f"text recognised from images on {word} {pages}"
+
+
+def not_searchable_count(project: Project, searched: int) -> int:
+    """How many of the project's documents a search or scan that covered ``searched`` ready
+    documents had to leave out (pending, extracting or failed); what every door reports as
+    ``documents_not_searchable``."""
+    return max(0, project.document_count - searched)
 
 
 class DocumentText(NamedTuple):
@@ -194,6 +201,7 @@ async def delete_document(
     runtime: Runtime, conn: Connection, principal: Principal, document_id: UUID
 ) -> None:
     """Remove the row, then the original. Deleting what is not there (or not yours) is a no-op."""
+    scopes.require_write(principal)
     row = await fetch_one(
         conn, "delete_document", document_id=document_id, user_id=principal.user_id
     )
@@ -213,6 +221,7 @@ async def reextract(
     runtime: Runtime, conn: Connection, principal: Principal, document_id: UUID
 ) -> Document:
     """Extract a document again from its original (after a fix, or a failure)."""
+    scopes.require_write(principal)
     await get_document(conn, principal, document_id)
     row = await fetch_one(
         conn, "reset_document_for_extraction", document_id=document_id, user_id=principal.user_id

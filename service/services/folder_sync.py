@@ -17,6 +17,11 @@ and the size and mtime it had when last read):
 A file that cannot be read, stored or extracted is *failed* with its reason (a document
 whose extraction failed stays failed on later syncs until its file changes).
 Documents the project got any other way (uploads, imports) are never touched.
+
+:func:`sync` makes these decisions once, for any :class:`SyncTarget`: :class:`LocalTarget`
+stores and extracts on this process's runtime (:func:`sync_folders`, the embedded defaults or
+``DATABASE_URL``); ``service.cli.remote_sync.RemoteTarget`` asks a running service over REST
+(the grant flow, ``PUT /api/documents/{id}/sync``, ``POST /api/documents/{id}/original``).
 """
 
 from __future__ import annotations
@@ -28,20 +33,28 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 from uuid import UUID
 
 import anyio.to_thread
 import pathspec
 
 from extract.detect import EXTENSION_KINDS, KIND_CONTENT_TYPES
-from service.errors import ShortlistError
-from service.records import Principal
-from service.services import documents, projects, uploads
+from service.errors import InvalidRequest, ShortlistError, SyncPathTaken
+from service.records import Document, Principal
+from service.services import documents, projects, scopes, uploads
 from service.services.extraction import Outcome, extract_and_save
+from service.services.filenames import clean_filename
 from service.services.ingest import store_new_document
 from service.storage.blobs import BlobStoreError
-from service.storage.db import connection, execute, fetch_all, fetch_one
+from service.storage.db import (
+    Connection,
+    connection,
+    execute,
+    fetch_all,
+    fetch_one,
+    unique_violation_as,
+)
 
 if TYPE_CHECKING:
     from service.runtime import Runtime
@@ -169,37 +182,75 @@ class Synced(NamedTuple):
     mtime_ns: int | None
 
 
+class Settled(NamedTuple):
+    """What became of a file a target stored: its document's name and final status."""
+
+    name: str
+    status: str
+    error_code: str | None = None
+    error_message: str | None = None
+
+
+class SyncTarget(Protocol):
+    """Where a sync's decisions are carried out: the local runtime (:class:`LocalTarget`) or a
+    running service over REST (``service.cli.remote_sync.RemoteTarget``). :func:`sync_folders`
+    decides; a target only does what it is told."""
+
+    async def synced(self) -> dict[str, Synced]:
+        """The project's synced documents by path."""
+        ...
+
+    def check(self, item: Found) -> None:
+        """Refuse a file before it is read, when the target can tell (size, kind, name)."""
+        ...
+
+    async def follow(self, document: Synced, item: Found, name: str) -> None:
+        """Point the document at ``item`` (same bytes): new path, name, size and mtime."""
+        ...
+
+    async def add(self, item: Found, sha: str) -> Settled:
+        """Store ``item`` as a new document mirroring it, extracted (or failed)."""
+        ...
+
+    async def replace(self, document: Synced, item: Found, sha: str) -> Settled:
+        """Store ``item`` as the document's new original and extract it again."""
+        ...
+
+    async def remove(self, document: Synced) -> None:
+        """Delete the document and its original."""
+        ...
+
+
 def _content_type(name: str) -> str:
     return KIND_CONTENT_TYPES[EXTENSION_KINDS[PurePosixPath(name).suffix.lower()]]
 
 
-def _outcome_entry(action: Action, found: Found, name: str, outcome: Outcome) -> Entry:
-    if outcome.status == "error":
-        return Entry("failed", found.key, name, f"{outcome.error_code}: {outcome.error_message}")
-    return Entry(action, found.key, name)
+def _sha256(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _settled_entry(action: Action, item: Found, settled: Settled) -> Entry:
+    if settled.status == "error":
+        reason = f"{settled.error_code}: {settled.error_message}"
+        return Entry("failed", item.key, settled.name, reason)
+    return Entry(action, item.key, settled.name)
 
 
 async def sync_folders(
     runtime: Runtime, principal: Principal, project_id: UUID, roots: Sequence[Path]
 ) -> Report:
-    """Mirror the supported files under ``roots`` into the caller's project."""
+    """Mirror the supported files under ``roots`` into the caller's project, on this runtime."""
+    scopes.require_write(principal)
     async with connection(runtime.pool) as conn:
         await projects.get_project(conn, principal.user_id, project_id)
-        rows = await fetch_all(conn, "list_synced_documents", project_id=project_id)
-    synced = {
-        row["sync_path"]: Synced(
-            row["id"],
-            row["name"],
-            row["status"],
-            row["error_code"],
-            row["error_message"],
-            row["sync_path"],
-            row["original_sha256"],
-            row["sync_size"],
-            row["sync_mtime_ns"],
-        )
-        for row in rows
-    }
+    return await sync(LocalTarget(runtime, principal, project_id), roots)
+
+
+async def sync(target: SyncTarget, roots: Sequence[Path]) -> Report:
+    """The plan, the same for every target: compare the folders with the synced documents and
+    tell ``target`` what to add, replace, follow or remove; report what happened to each."""
+    synced = await target.synced()
     found = await anyio.to_thread.run_sync(scan, list(roots))
     report = Report()
     for skipped in found.ignored:
@@ -210,7 +261,7 @@ async def sync_folders(
     gone_by_hash = {doc.sha256: doc for doc in gone.values() if doc.sha256}
     for item in found.files:
         try:
-            entry = await _sync_one(runtime, project_id, item, synced.get(item.key), gone_by_hash)
+            entry = await _sync_one(target, item, synced.get(item.key), gone_by_hash)
         except (ShortlistError, OSError) as exc:
             reason = exc.message if isinstance(exc, ShortlistError) else str(exc)
             entry = Entry("failed", item.key, reason=reason)
@@ -218,55 +269,34 @@ async def sync_folders(
             gone.pop(entry.moved_from, None)
         report.add(entry)
     for key, doc in gone.items():
-        async with connection(runtime.pool) as conn:
-            await documents.delete_document(runtime, conn, principal, doc.id)
+        try:
+            await target.remove(doc)
+        except ShortlistError as exc:
+            report.add(Entry("failed", key, doc.name, exc.message))
+            continue
         report.add(Entry("removed", key, doc.name))
     report.entries.sort(key=lambda entry: (ACTIONS.index(entry.action), entry.path))
     return report
 
 
 async def _sync_one(
-    runtime: Runtime,
-    project_id: UUID,
-    item: Found,
-    known: Synced | None,
-    gone_by_hash: dict[str, Synced],
+    target: SyncTarget, item: Found, known: Synced | None, gone_by_hash: dict[str, Synced]
 ) -> Entry:
     if known is not None and (known.size, known.mtime_ns) == (item.size, item.mtime_ns):
         return _as_it_stands(known, item)
     # The size rule (and name and kind) before reading: a huge file is refused unread.
-    uploads.check_file(runtime, item.path.name, _content_type(item.path.name), item.size)
-    data = await anyio.to_thread.run_sync(item.path.read_bytes)
-    sha = hashlib.sha256(data).hexdigest()
+    target.check(item)
+    sha = await anyio.to_thread.run_sync(_sha256, item.path)
     if known is not None and known.sha256 == sha:
-        await _remember(known.id, item, sha, runtime)
+        await target.follow(known, item, known.name)
         return _as_it_stands(known, item)
     if known is not None:
-        return await _replace(runtime, project_id, known, item, data, sha)
+        return _settled_entry("updated", item, await target.replace(known, item, sha))
     moved = gone_by_hash.pop(sha, None)
     if moved is not None:
-        name = item.path.name
-        async with connection(runtime.pool) as conn:
-            if name.strip().casefold() != moved.name.strip().casefold():
-                await uploads.ensure_name_is_free(conn, project_id, name)
-            await execute(
-                conn,
-                "move_synced_document",
-                document_id=moved.id,
-                sync_path=item.key,
-                name=name,
-                sync_size=item.size,
-                sync_mtime_ns=item.mtime_ns,
-            )
-        return Entry("updated", item.key, name, moved_from=moved.path)
-    document = await store_new_document(
-        runtime, project_id, data, item.path.name, _content_type(item.path.name)
-    )
-    await _remember(document.id, item, sha, runtime)
-    outcome = await extract_and_save(
-        runtime, document.id, data, document.name, document.content_type
-    )
-    return _outcome_entry("added", item, document.name, outcome)
+        await target.follow(moved, item, item.path.name)
+        return Entry("updated", item.key, item.path.name, moved_from=moved.path)
+    return _settled_entry("added", item, await target.add(item, sha))
 
 
 def _as_it_stands(known: Synced, item: Found) -> Entry:
@@ -276,44 +306,142 @@ def _as_it_stands(known: Synced, item: Found) -> Entry:
     return Entry("unchanged", item.key, known.name)
 
 
-async def _remember(document_id: UUID, item: Found, sha: str, runtime: Runtime) -> None:
-    async with connection(runtime.pool) as conn:
+async def follow_file(
+    conn: Connection,
+    principal: Principal,
+    document_id: UUID,
+    *,
+    path: str,
+    name: str,
+    size: int | None,
+    mtime_ns: int | None,
+) -> Document:
+    """A synced document follows its file (same bytes) to ``path`` under ``name``, keeping its
+    extraction: a move or rename, or only a new size and mtime. The one way every target
+    records it (``PUT /api/documents/{id}/sync`` too)."""
+    scopes.require_write(principal)
+    document = await documents.get_document(conn, principal, document_id)
+    if document.sync is None:
+        raise InvalidRequest(
+            f"{document.name!r} does not mirror a file of a synced folder.",
+            document=str(document_id),
+        )
+    clean = clean_filename(name)
+    if clean.casefold() != document.name.strip().casefold():
+        await uploads.ensure_name_is_free(conn, document.project_id, clean)
+    with unique_violation_as(
+        SyncPathTaken(f"Another document of the project already mirrors {path!r}.")
+    ):
         await execute(
             conn,
-            "mark_document_synced",
-            document_id=document_id,
-            sync_path=item.key,
-            original_sha256=sha,
-            sync_size=item.size,
-            sync_mtime_ns=item.mtime_ns,
+            "move_synced_document",
+            document_id=document.id,
+            sync_path=path,
+            name=clean,
+            sync_size=size,
+            sync_mtime_ns=mtime_ns,
         )
+    return await documents.get_document(conn, principal, document.id)
 
 
-async def _replace(
-    runtime: Runtime, project_id: UUID, known: Synced, item: Found, data: bytes, sha: str
-) -> Entry:
-    """Store the changed file as the document's new original and extract it again."""
-    _, content_type = uploads.check_file(runtime, known.name, _content_type(known.name), len(data))
-    key = uploads.object_key(project_id, uuid.uuid4())
-    await anyio.to_thread.run_sync(lambda: runtime.blobs.write(key, data, content_type))
-    async with connection(runtime.pool) as conn:
-        old = await fetch_one(conn, "fetch_document_object_key", document_id=known.id)
-        await execute(
-            conn,
-            "replace_synced_original",
-            document_id=known.id,
-            object_key=key,
-            content_type=content_type,
-            size_bytes=len(data),
-            original_sha256=sha,
-            sync_size=item.size,
-            sync_mtime_ns=item.mtime_ns,
+class LocalTarget:
+    """The sync carried out on this process's runtime: stored and extracted here, at once."""
+
+    def __init__(self, runtime: Runtime, principal: Principal, project_id: UUID) -> None:
+        self.runtime, self.principal, self.project_id = runtime, principal, project_id
+
+    async def synced(self) -> dict[str, Synced]:
+        async with connection(self.runtime.pool) as conn:
+            rows = await fetch_all(conn, "list_synced_documents", project_id=self.project_id)
+        return {
+            row["sync_path"]: Synced(
+                row["id"],
+                row["name"],
+                row["status"],
+                row["error_code"],
+                row["error_message"],
+                row["sync_path"],
+                row["original_sha256"],
+                row["sync_size"],
+                row["sync_mtime_ns"],
+            )
+            for row in rows
+        }
+
+    def check(self, item: Found) -> None:
+        uploads.check_file(self.runtime, item.path.name, _content_type(item.path.name), item.size)
+
+    async def follow(self, document: Synced, item: Found, name: str) -> None:
+        async with connection(self.runtime.pool) as conn:
+            await follow_file(
+                conn,
+                self.principal,
+                document.id,
+                path=item.key,
+                name=name,
+                size=item.size,
+                mtime_ns=item.mtime_ns,
+            )
+
+    async def add(self, item: Found, sha: str) -> Settled:
+        runtime = self.runtime
+        data = await anyio.to_thread.run_sync(item.path.read_bytes)
+        name = item.path.name
+        document = await store_new_document(
+            runtime, self.project_id, data, name, _content_type(name)
         )
-    if old is not None and old["object_key"] and old["object_key"] != key:
-        with contextlib.suppress(BlobStoreError):  # an orphaned original is only storage
-            await anyio.to_thread.run_sync(runtime.blobs.delete, old["object_key"])
-    outcome = await extract_and_save(runtime, known.id, data, known.name, content_type)
-    return _outcome_entry("updated", item, known.name, outcome)
+        async with connection(runtime.pool) as conn:
+            with unique_violation_as(
+                SyncPathTaken(f"Another document of the project already mirrors {item.key!r}.")
+            ):
+                await execute(
+                    conn,
+                    "mark_document_synced",
+                    document_id=document.id,
+                    sync_path=item.key,
+                    original_sha256=sha,
+                    sync_size=item.size,
+                    sync_mtime_ns=item.mtime_ns,
+                )
+        outcome = await extract_and_save(
+            runtime, document.id, data, document.name, document.content_type
+        )
+        return _settled(document.name, outcome)
+
+    async def replace(self, document: Synced, item: Found, sha: str) -> Settled:
+        runtime = self.runtime
+        data = await anyio.to_thread.run_sync(item.path.read_bytes)
+        _, content_type = uploads.check_file(
+            runtime, document.name, _content_type(document.name), len(data)
+        )
+        key = uploads.object_key(self.project_id, uuid.uuid4())
+        await anyio.to_thread.run_sync(lambda: runtime.blobs.write(key, data, content_type))
+        async with connection(runtime.pool) as conn:
+            old = await fetch_one(conn, "fetch_document_object_key", document_id=document.id)
+            await execute(
+                conn,
+                "replace_synced_original",
+                document_id=document.id,
+                object_key=key,
+                content_type=content_type,
+                size_bytes=len(data),
+                original_sha256=sha,
+                sync_size=item.size,
+                sync_mtime_ns=item.mtime_ns,
+            )
+        if old is not None and old["object_key"] and old["object_key"] != key:
+            with contextlib.suppress(BlobStoreError):  # an orphaned original is only storage
+                await anyio.to_thread.run_sync(runtime.blobs.delete, old["object_key"])
+        outcome = await extract_and_save(runtime, document.id, data, document.name, content_type)
+        return _settled(document.name, outcome)
+
+    async def remove(self, document: Synced) -> None:
+        async with connection(self.runtime.pool) as conn:
+            await documents.delete_document(self.runtime, conn, self.principal, document.id)
+
+
+def _settled(name: str, outcome: Outcome) -> Settled:
+    return Settled(name, outcome.status, outcome.error_code, outcome.error_message)
 
 
 def report_json(report: Report) -> dict[str, object]:

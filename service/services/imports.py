@@ -20,7 +20,7 @@ import anyio.to_thread
 
 from service.errors import DuplicateDocumentName
 from service.records import Document, Principal
-from service.services import projects, uploads
+from service.services import projects, scopes, uploads
 from service.services.filenames import clean_filename
 from service.services.url_fetch import Fetched, FetchPolicy, check_url, fetch
 from service.storage.db import Connection, connection, execute, fetch_one, unique_violation_as
@@ -65,6 +65,7 @@ async def import_url(
     Imports count against the caller's upload budget. Raises the refusal (``url_not_allowed``, ``url_unreachable`` for a host that does not
     resolve, a bad or duplicate name, an unknown project) before anything is stored.
     """
+    scopes.require_write(principal)
     runtime.upload_limiter.check(str(principal.token_id))
     await projects.get_project(conn, principal.user_id, project_id)
     url = url.strip()

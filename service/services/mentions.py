@@ -16,7 +16,7 @@ from uuid import UUID
 
 from service.errors import InvalidRequest
 from service.records import Principal, Project
-from service.services import projects
+from service.services import documents, projects
 from service.storage.db import connection, fetch_all
 
 if TYPE_CHECKING:
@@ -155,5 +155,5 @@ async def find_mentions(
         documents=listed,
         totals=totals,
         documents_searched=len(everything),
-        documents_not_searchable=target.document_count - len(everything),
+        documents_not_searchable=documents.not_searchable_count(target, len(everything)),
     )

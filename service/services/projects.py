@@ -7,7 +7,8 @@ from typing import TypeVar
 from uuid import UUID
 
 from service.errors import EmptyName, InvalidRequest, ProjectExists, ProjectNotFound
-from service.records import Project
+from service.records import Principal, Project
+from service.services import scopes
 from service.services.filenames import unsafe_characters
 from service.storage.db import Connection, fetch_all, fetch_one, unique_violation_as
 
@@ -26,6 +27,12 @@ async def create_project(conn: Connection, user_id: UUID, name: str) -> Project:
         row = await fetch_one(conn, "insert_project", user_id=user_id, name=name)
     assert row is not None
     return Project.from_row(row)
+
+
+async def add_project(conn: Connection, principal: Principal, name: str) -> Project:
+    """A new project for the caller, whose token must be allowed to write."""
+    scopes.require_write(principal)
+    return await create_project(conn, principal.user_id, name)
 
 
 async def list_projects(conn: Connection, user_id: UUID) -> list[Project]:

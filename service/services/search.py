@@ -27,6 +27,7 @@ from retrieval.rerankers import ClosableReranker, LoadableReranker, Reranker, ma
 from service.errors import DocumentNotFound, InvalidRequest
 from service.records import Principal, Project
 from service.services import documents, projects
+from service.services.documents import not_searchable_count
 from service.services.warmup import Warmup, source
 from service.storage.db import Connection, connection, fetch_all
 
@@ -48,6 +49,9 @@ class ProjectSearch(NamedTuple):
     query: str
     """The query as searched (surrounding whitespace removed)."""
     result: SearchResult
+    documents_not_searchable: int
+    """The project's documents left out because they are pending, extracting or failed (0 for
+    a search restricted to named documents, each of which must be searchable)."""
 
 
 async def search_project(
@@ -83,7 +87,8 @@ async def search_project(
         )
         refs, loaded = await engine.load(conn, target.id, document_ids)
     result = await engine.rank(target.id, query, refs, loaded, top_k=top_k)
-    return ProjectSearch(target, query, result)
+    left_out = 0 if document_ids else not_searchable_count(target, len(refs))
+    return ProjectSearch(target, query, result, left_out)
 
 
 def _check_document_count(documents: Sequence[UUID | str] | None) -> list[UUID | str]:

@@ -15,7 +15,7 @@ from uuid import UUID
 from extract.detect import EXTENSION_KINDS, KIND_CONTENT_TYPES
 from service.errors import InvalidRequest
 from service.records import Document, Principal
-from service.services import documents, projects
+from service.services import documents, projects, scopes
 from service.services.extraction import Outcome, extract_and_save
 from service.services.ingest import store_new_document
 from service.storage.db import connection
@@ -49,6 +49,7 @@ async def add_text_document(
     """Store ``content`` (Markdown or plain text) as a new document of the caller's project
     and extract it. Raises the refusal (unknown project, empty content, too large, bad or
     duplicate name, rate limit) before anything is stored."""
+    scopes.require_write(principal)
     runtime.upload_limiter.check(str(principal.token_id))
     async with connection(runtime.pool) as conn:
         await projects.get_project(conn, principal.user_id, project_id)

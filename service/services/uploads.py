@@ -27,17 +27,19 @@ import anyio.to_thread
 
 from extract import KIND_CONTENT_TYPES, Kind, UnsupportedFormatError, kind_for_upload
 from service.errors import (
+    DocumentNotFound,
     DuplicateDocumentName,
     FileTooLarge,
     InvalidContentType,
     InvalidRequest,
+    SyncPathTaken,
     UnsupportedFileType,
     UploadAlreadyUsed,
     UploadIncomplete,
     UploadNotFound,
 )
-from service.records import Document, Principal, Upload
-from service.services import projects
+from service.records import Document, Principal, SyncedFile, Upload
+from service.services import documents, projects, scopes
 from service.services.filenames import clean_filename
 from service.storage.blobs import BlobStoreError, MissingUploadParts, MultipartBlobStore
 from service.storage.blobs.multipart import part_size_for
@@ -184,12 +186,22 @@ async def grant_upload(
     filename: str,
     content_type: str | None,
     size: int,
+    replaces: UUID | None = None,
 ) -> GrantedUpload:
-    """Check everything, record the upload, and return the grant a client uploads with."""
+    """Check everything, record the upload, and return the grant a client uploads with.
+
+    ``replaces`` names a document of the project whose original the upload will replace
+    (:func:`replace_original`): the file must then carry that document's name, which is
+    not free.
+    """
+    scopes.require_write(principal)
     runtime.upload_limiter.check(str(principal.token_id))
     await projects.get_project(conn, principal.user_id, project_id)
     name, pinned_type = check_file(runtime, filename, content_type, size)
-    await ensure_name_is_free(conn, project_id, name)
+    if replaces is None:
+        await ensure_name_is_free(conn, project_id, name)
+    else:
+        _check_same_name(await _document_in(conn, principal, project_id, replaces), name)
 
     upload_id = uuid.uuid4()
     key = object_key(project_id, upload_id)
@@ -240,36 +252,63 @@ async def grant_upload(
     return GrantedUpload(Upload.from_row(row), grant)
 
 
+async def _finished_upload(
+    runtime: Runtime, conn: Connection, principal: Principal, project_id: UUID, upload_id: UUID
+) -> Upload:
+    """The caller's unused upload into the project, locked, whose bytes are in the store
+    (a MULTIPART upload's parts joined first); inside the caller's transaction."""
+    row = await fetch_one(
+        conn,
+        "fetch_upload_for_update",
+        upload_id=upload_id,
+        project_id=project_id,
+        user_id=principal.user_id,
+    )
+    if row is None:
+        raise UploadNotFound()
+    upload = Upload.from_row(row)
+    if upload.consumed_at is not None:
+        raise UploadAlreadyUsed()
+    info = await anyio.to_thread.run_sync(runtime.blobs.head, upload.object_key)
+    if info is None and upload.multipart_id is not None:
+        await _join_parts(runtime.blobs, upload)
+        info = await anyio.to_thread.run_sync(runtime.blobs.head, upload.object_key)
+    if info is None:
+        raise UploadIncomplete(
+            "The file has not reached the blob store; upload it with the grant first."
+        )
+    if info.size != upload.size_bytes:
+        raise UploadIncomplete(
+            f"The stored file has {info.size} bytes but the grant was for {upload.size_bytes}; upload it again."
+        )
+    return upload
+
+
+def _sync_values(sync: SyncedFile | None) -> dict[str, object]:
+    """The ``sync_*`` and ``original_sha256`` parameters of a query, from what a sync saw."""
+    return {
+        "sync_path": None if sync is None else sync.path,
+        "original_sha256": None if sync is None else sync.sha256,
+        "sync_size": None if sync is None else sync.size,
+        "sync_mtime_ns": None if sync is None else sync.mtime_ns,
+    }
+
+
 async def register_document(
-    runtime: Runtime, conn: Connection, principal: Principal, *, project_id: UUID, upload_id: UUID
+    runtime: Runtime,
+    conn: Connection,
+    principal: Principal,
+    *,
+    project_id: UUID,
+    upload_id: UUID,
+    sync: SyncedFile | None = None,
 ) -> Document:
-    """Turn a finished upload into a pending document and queue its extraction."""
+    """Turn a finished upload into a pending document and queue its extraction; with
+    ``sync``, the document mirrors that file of a synced folder (``shortlist sync``)."""
+    scopes.require_write(principal)
     await projects.get_project(conn, principal.user_id, project_id)
     async with conn.transaction():
-        row = await fetch_one(
-            conn,
-            "fetch_upload_for_update",
-            upload_id=upload_id,
-            project_id=project_id,
-            user_id=principal.user_id,
-        )
-        if row is None:
-            raise UploadNotFound()
-        upload = Upload.from_row(row)
-        if upload.consumed_at is not None:
-            raise UploadAlreadyUsed()
-        info = await anyio.to_thread.run_sync(runtime.blobs.head, upload.object_key)
-        if info is None and upload.multipart_id is not None:
-            await _join_parts(runtime.blobs, upload)
-            info = await anyio.to_thread.run_sync(runtime.blobs.head, upload.object_key)
-        if info is None:
-            raise UploadIncomplete(
-                "The file has not reached the blob store; upload it with the grant first."
-            )
-        if info.size != upload.size_bytes:
-            raise UploadIncomplete(
-                f"The stored file has {info.size} bytes but the grant was for {upload.size_bytes}; upload it again."
-            )
+        upload = await _finished_upload(runtime, conn, principal, project_id, upload_id)
         document = await insert_stored_document(
             runtime,
             conn,
@@ -283,9 +322,69 @@ async def register_document(
             object_key=upload.object_key,
             status="pending",
         )
+        if sync is not None:
+            with unique_violation_as(_path_taken(sync.path)):
+                await execute(
+                    conn, "mark_document_synced", document_id=document.id, **_sync_values(sync)
+                )
         await execute(conn, "consume_upload", upload_id=upload_id)
     await runtime.jobs.enqueue_extraction(document.id)
     return document
+
+
+async def replace_original(
+    runtime: Runtime,
+    conn: Connection,
+    principal: Principal,
+    *,
+    document_id: UUID,
+    upload_id: UUID,
+    sync: SyncedFile | None = None,
+) -> Document:
+    """Make a finished upload (granted with ``replaces``) the document's new original and
+    queue its extraction; the document keeps its id and name. The old original is deleted."""
+    scopes.require_write(principal)
+    document = await documents.get_document(conn, principal, document_id)
+    async with conn.transaction():
+        upload = await _finished_upload(runtime, conn, principal, document.project_id, upload_id)
+        _check_same_name(document, upload.filename)
+        with unique_violation_as(_path_taken(sync.path if sync else "")):
+            await execute(
+                conn,
+                "replace_document_original",
+                document_id=document.id,
+                object_key=upload.object_key,
+                content_type=upload.content_type,
+                size_bytes=upload.size_bytes,
+                **_sync_values(sync),
+            )
+        await execute(conn, "consume_upload", upload_id=upload_id)
+    await runtime.jobs.enqueue_extraction(document.id)
+    if document.object_key and document.object_key != upload.object_key:
+        with contextlib.suppress(BlobStoreError):  # an orphaned original is only storage
+            await anyio.to_thread.run_sync(runtime.blobs.delete, document.object_key)
+    return await documents.get_document(conn, principal, document.id)
+
+
+async def _document_in(
+    conn: Connection, principal: Principal, project_id: UUID, document_id: UUID
+) -> Document:
+    document = await documents.get_document(conn, principal, document_id)
+    if document.project_id != project_id:
+        raise DocumentNotFound("That document is not in this project.", document=str(document_id))
+    return document
+
+
+def _check_same_name(document: Document, filename: str) -> None:
+    if filename.strip().casefold() != document.name.strip().casefold():
+        raise InvalidRequest(
+            f"A new original for {document.name!r} must carry its name, not {filename!r}.",
+            field="filename",
+        )
+
+
+def _path_taken(path: str) -> SyncPathTaken:
+    return SyncPathTaken(f"Another document of the project already mirrors {path!r}.")
 
 
 async def _join_parts(store: BlobStore, upload: Upload) -> None:

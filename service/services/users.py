@@ -6,8 +6,8 @@ from typing import NamedTuple
 from uuid import UUID
 
 from service.errors import EmptyName, NotAuthenticated, TokenNotFound, UserExists, UserNotFound
-from service.records import ApiToken, Principal, Project, User
-from service.services import projects, tokens
+from service.records import ApiToken, Principal, Project, TokenScope, User
+from service.services import projects, scopes, tokens
 from service.storage.db import Connection, fetch_all, fetch_one, unique_violation_as
 
 
@@ -17,8 +17,10 @@ class NewUser(NamedTuple):
     project: Project
 
 
-async def create_user(conn: Connection, name: str) -> NewUser:
-    """Create a user with a first API token and a default project, atomically."""
+async def create_user(
+    conn: Connection, name: str, *, scope: TokenScope = scopes.DEFAULT_SCOPE
+) -> NewUser:
+    """Create a user with a first API token (of ``scope``) and a default project, atomically."""
     if not name.strip():
         raise EmptyName("A user name may not be empty.")
     async with conn.transaction():
@@ -26,7 +28,7 @@ async def create_user(conn: Connection, name: str) -> NewUser:
             row = await fetch_one(conn, "insert_user", name=name)
         assert row is not None
         user = User.from_row(row)
-        token, _ = await create_token(conn, user.id, label="created with the user")
+        token, _ = await create_token(conn, user.id, label="created with the user", scope=scope)
         project = await projects.create_project(conn, user.id, projects.DEFAULT_PROJECT_NAME)
     return NewUser(user, token, project)
 
@@ -43,8 +45,15 @@ async def list_users(conn: Connection) -> list[User]:
     return [User.from_row(row) for row in rows]
 
 
-async def create_token(conn: Connection, user_id: UUID, *, label: str = "") -> tuple[str, ApiToken]:
-    """A new token for the user; the clear token is returned here and never again."""
+async def create_token(
+    conn: Connection,
+    user_id: UUID,
+    *,
+    label: str = "",
+    scope: TokenScope = scopes.DEFAULT_SCOPE,
+) -> tuple[str, ApiToken]:
+    """A new token for the user that may do what ``scope`` allows; the clear token is returned
+    here and never again."""
     fresh = tokens.new_token()
     row = await fetch_one(
         conn,
@@ -53,6 +62,7 @@ async def create_token(conn: Connection, user_id: UUID, *, label: str = "") -> t
         token_hash=fresh.digest,
         prefix=fresh.prefix,
         label=label,
+        scope=scopes.check_scope(scope),
     )
     assert row is not None
     return fresh.token, ApiToken.from_row(row)

@@ -33,7 +33,8 @@ def test_user_create_prints_one_json_document_with_token_and_project(
 
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
-    assert set(document) == {"user", "token", "project"}
+    assert set(document) == {"user", "token", "scope", "project"}
+    assert document["scope"] == "write"
     assert document["user"]["name"] == "alice"
     assert document["token"].startswith("sl_")
     assert document["project"]["name"] == "default"
@@ -66,9 +67,20 @@ def test_projects_and_tokens_round_trip_through_the_cli(db_url: str, tmp_path: P
     listed = json.loads(
         shortlist(db_url, tmp_path, "project", "list", "--user", "alice", "--json").stdout
     )
+    reader = shortlist(
+        db_url, tmp_path, "token", "create", "--user", "alice", "--scope", "read", "--json"
+    )
+    bad_scope = shortlist(db_url, tmp_path, "token", "create", "--user", "alice", "--scope", "x")
+    tokens = json.loads(
+        shortlist(db_url, tmp_path, "token", "list", "--user", "alice", "--json").stdout
+    )
     revoked = shortlist(db_url, tmp_path, "token", "revoke", created["token"], "--json")
     again = shortlist(db_url, tmp_path, "token", "revoke", created["token"], "--json")
 
+    assert reader.returncode == 0, reader.stderr
+    assert json.loads(reader.stdout)["scope"] == "read"
+    assert bad_scope.returncode == 2 and "read" in bad_scope.stderr
+    assert sorted(t["scope"] for t in tokens["tokens"]) == ["read", "write"]
     assert made.returncode == 0
     assert sorted(p["name"] for p in listed["projects"]) == ["default", "papers"]
     assert revoked.returncode == 0

@@ -1,23 +1,34 @@
 """`shortlist sync`: a project mirrors a temporary folder through add, unchanged, update,
-move, delete and ignore — against the real database, blob store and extractor."""
+move, delete and ignore — against the real database, blob store and extractor, on the local
+runtime and on a running service (SHORTLIST_TOKEN's way, over REST), with the same answers."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Protocol
+from uuid import UUID
 
+import anyio.to_thread
+import httpx
+import psycopg
 import pytest
+from psycopg.rows import dict_row
 
+from service.cli.client import ShortlistClient
+from service.cli.remote_sync import sync_remote
 from service.records import Principal
 from service.runtime import open_runtime
 from service.services import documents, folder_sync, users
 from service.services.ingest import ingest_file
 from service.settings import Settings
-from service.storage.db import connection, fetch_one
+from service.storage.db import connection
+from tests.browser.live_service import run_service
 from tests.support.paths import REPO_DIR
 
 pytestmark = pytest.mark.anyio
@@ -34,9 +45,96 @@ async def markdown_of(runtime: Any, principal: Principal, document_id: Any) -> s
         return (await documents.read_text(conn, principal, document_id)).markdown
 
 
-async def test_a_project_mirrors_a_folder_through_add_unchanged_update_move_delete_and_ignore(
-    settings: Settings, tmp_path: Path
-) -> None:
+class Listed(NamedTuple):
+    id: str
+    status: str
+    extracted_at: Any
+    sha256: str | None
+
+
+class Mirror(Protocol):
+    """One way to run ``shortlist sync`` and look at the project it fills."""
+
+    async def sync(self) -> dict[str, Any]: ...
+    async def documents(self) -> dict[str, Listed]: ...
+    async def markdown(self, document_id: str) -> str: ...
+    async def original_gone(self, document_id: str) -> bool: ...
+
+
+class LocalMirror:
+    """The local runtime (the embedded defaults or DATABASE_URL; no service running)."""
+
+    def __init__(self, runtime: Any, principal: Principal, project_id: Any, root: Path) -> None:
+        self.runtime, self.principal, self.project_id, self.root = (
+            runtime,
+            principal,
+            project_id,
+            root,
+        )
+        self.keys: dict[str, str] = {}
+
+    async def sync(self) -> dict[str, Any]:
+        report = await folder_sync.sync_folders(
+            self.runtime, self.principal, self.project_id, [self.root]
+        )
+        return folder_sync.report_json(report)
+
+    async def documents(self) -> dict[str, Listed]:
+        async with connection(self.runtime.pool) as conn:
+            listed = await documents.list_documents(conn, self.principal, self.project_id)
+        for document in listed:
+            assert document.object_key is not None
+            self.keys[str(document.id)] = document.object_key
+        return {
+            d.name: Listed(str(d.id), d.status, d.extracted_at, d.sync.sha256 if d.sync else None)
+            for d in listed
+        }
+
+    async def markdown(self, document_id: str) -> str:
+        async with connection(self.runtime.pool) as conn:
+            text = await documents.read_text(conn, self.principal, UUID(document_id))
+        return text.markdown
+
+    async def original_gone(self, document_id: str) -> bool:
+        return self.runtime.blobs.head(self.keys[document_id]) is None
+
+
+class RemoteMirror:
+    """A running service (uvicorn, its worker), over REST with the user's token."""
+
+    def __init__(self, base_url: str, token: str, project_id: str, root: Path) -> None:
+        self.base_url, self.token, self.project_id, self.root = base_url, token, project_id, root
+        self.http = httpx.AsyncClient(
+            base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=30
+        )
+
+    async def sync(self) -> dict[str, Any]:
+        report = await anyio.to_thread.run_sync(
+            lambda: sync_remote(self.base_url, self.token, None, [self.root], wait_seconds=60)
+        )
+        return folder_sync.report_json(report)
+
+    async def documents(self) -> dict[str, Listed]:
+        answer = await self.http.get(f"/api/projects/{self.project_id}/documents")
+        assert answer.status_code == 200, answer.text
+        return {
+            d["name"]: Listed(
+                d["id"], d["status"], d["extracted_at"], (d["sync"] or {}).get("sha256")
+            )
+            for d in answer.json()["documents"]
+        }
+
+    async def markdown(self, document_id: str) -> str:
+        answer = await self.http.get(f"/api/documents/{document_id}/text")
+        assert answer.status_code == 200, answer.text
+        markdown: str = answer.json()["markdown"]
+        return markdown
+
+    async def original_gone(self, document_id: str) -> bool:
+        return (await self.http.get(f"/api/documents/{document_id}/file")).status_code == 404
+
+
+def folder_with_everything(tmp_path: Path) -> Path:
     root = tmp_path / "papers"
     write(root / "alpha.md", "# Alpha\n\nThe alpha survey counted herons.\n")
     write(root / "sub" / "beta.txt", "Beta notes on the estuary tides.\n")
@@ -46,107 +144,128 @@ async def test_a_project_mirrors_a_folder_through_add_unchanged_update_move_dele
     write(root / "build" / "generated.md", "# Generated\n")
     write(root / "gamma.draft.md", "# Draft\n")
     write(root / folder_sync.IGNORE_FILE, "build/\n*.draft.md\n")
-    elsewhere = write(tmp_path / "uploaded.md", "# Uploaded\n\nKept apart from the folder.\n")
+    return root
 
+
+async def test_a_project_mirrors_a_folder_through_add_unchanged_update_move_delete_and_ignore(
+    settings: Settings, tmp_path: Path
+) -> None:
+    root = folder_with_everything(tmp_path)
+    elsewhere = write(tmp_path / "uploaded.md", "# Uploaded\n\nKept apart from the folder.\n")
     async with open_runtime(settings) as runtime:
         async with connection(runtime.pool) as conn:
             owner = await users.create_user(conn, "owner")
             principal = await users.authenticate(conn, owner.token)
         uploaded = await ingest_file(runtime, owner.project, elsewhere)
         assert uploaded.document is not None
-
-        async def sync() -> dict[str, Any]:
-            report = await folder_sync.sync_folders(runtime, principal, owner.project.id, [root])
-            return folder_sync.report_json(report)
-
-        async def synced() -> dict[str, Any]:
-            async with connection(runtime.pool) as conn:
-                listed = await documents.list_documents(conn, principal, owner.project.id)
-            return {document.name: document for document in listed}
-
-        first = await sync()
-        assert {k: first[k] for k in folder_sync.ACTIONS} == {
-            "added": 2,
-            "updated": 0,
-            "unchanged": 0,
-            "removed": 0,
-            "ignored": 5,
-            "failed": 0,
-        }, first
-        assert sorted(e["path"] for e in first["details"]["added"]) == ["alpha.md", "sub/beta.txt"]
-        ignored = {e["path"]: e["reason"] for e in first["details"]["ignored"]}
-        assert ignored == {
-            ".hidden.md": "dot-file",
-            "~$alpha.docx": "Office lock file",
-            "notes.log": "not a supported kind of file",
-            "build/": "ignored folder",
-            "gamma.draft.md": "excluded by .shortlistignore",
-        }
-        docs = await synced()
-        assert set(docs) == {"alpha.md", "beta.txt", "uploaded.md"}
-        assert all(d.status == "ready" for d in docs.values())
-        alpha_id, beta_id = docs["alpha.md"].id, docs["beta.txt"].id
-        assert "herons" in await markdown_of(runtime, principal, alpha_id)
-
-        # Same size and mtime: skipped without reading — bytes swapped behind its back stay unseen.
-        alpha = root / "alpha.md"
-        stat = alpha.stat()
-        alpha.write_text("# Alpha\n\nThe alpha survey counted egrets.\n", encoding="utf-8")
-        assert alpha.stat().st_size == stat.st_size
-        os.utime(alpha, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-        second = await sync()
-        assert (second["added"], second["updated"], second["unchanged"]) == (0, 0, 2), second
-        assert "herons" in await markdown_of(runtime, principal, alpha_id)
-
-        # Changed bytes: re-extracted in place (same document id).
-        write(alpha, "# Alpha\n\nThe alpha survey now counts cormorants as well.\n")
-        # Touched but the same bytes: unchanged.
-        beta = root / "sub" / "beta.txt"
-        os.utime(beta, ns=(beta.stat().st_atime_ns, beta.stat().st_mtime_ns + 10**9))
-        third = await sync()
-        assert (third["updated"], third["unchanged"]) == (1, 1), third
-        assert third["details"]["updated"] == [{"path": "alpha.md", "name": "alpha.md"}]
-        docs = await synced()
-        assert docs["alpha.md"].id == alpha_id
-        assert "cormorants" in await markdown_of(runtime, principal, alpha_id)
-        beta_extracted_at = docs["beta.txt"].extracted_at
-
-        # Moved and renamed with the same bytes: the document follows, extraction kept.
-        moved = root / "archive" / "beta-2019.txt"
-        moved.parent.mkdir()
-        beta.rename(moved)
-        fourth = await sync()
-        assert fourth["details"]["updated"] == [
-            {"path": "archive/beta-2019.txt", "name": "beta-2019.txt", "moved_from": "sub/beta.txt"}
-        ], fourth
-        assert fourth["removed"] == 0 and fourth["added"] == 0
-        docs = await synced()
-        assert docs["beta-2019.txt"].id == beta_id
-        assert docs["beta-2019.txt"].extracted_at == beta_extracted_at
-
-        # Deleted: the document and its original go; the uploaded document stays.
-        object_key = docs["alpha.md"].object_key
-        assert object_key is not None and runtime.blobs.head(object_key) is not None
-        alpha.unlink()
-        fifth = await sync()
-        assert fifth["details"]["removed"] == [{"path": "alpha.md", "name": "alpha.md"}]
-        assert set(await synced()) == {"beta-2019.txt", "uploaded.md"}
-        assert runtime.blobs.head(object_key) is None
-
-        # A file that cannot be extracted fails with its reason, now and on the next sync.
-        write(root / "empty.md", "   \n")
-        for _ in range(2):
-            failing = await sync()
-            assert failing["failed"] == 1, failing
-            (entry,) = failing["details"]["failed"]
-            assert entry["path"] == "empty.md" and entry["reason"].startswith("empty_document")
-        async with connection(runtime.pool) as conn:
-            row = await fetch_one(conn, "list_synced_documents", project_id=owner.project.id)
-        assert row is not None and row["original_sha256"] is not None
+        await mirror_scenario(LocalMirror(runtime, principal, owner.project.id, root), root)
 
 
-def test_sync_json_reports_counts_and_exits_2_when_a_file_failed(
+async def test_a_running_service_mirrors_a_folder_through_the_same_plan_over_rest(
     db_url: str, tmp_path: Path
+) -> None:
+    """SHORTLIST_TOKEN's way: grants, uploads and the REST routes of a live service."""
+    root = folder_with_everything(tmp_path)
+    elsewhere = write(tmp_path / "uploaded.md", "# Uploaded\n\nKept apart from the folder.\n")
+    async with await psycopg.AsyncConnection.connect(
+        db_url, autocommit=True, row_factory=dict_row
+    ) as conn:
+        owner = await users.create_user(conn, "owner")
+    with run_service(db_url, tmp_path / "service") as base_url:
+        project_id = str(owner.project.id)
+        with ShortlistClient(base_url, owner.token) as client:
+            kept = client.wait(client.upload(project_id, elsewhere)["id"], interval=0.2)
+        assert kept["status"] == "ready" and kept["sync"] is None
+        mirror = RemoteMirror(base_url, owner.token, project_id, root)
+        async with mirror.http:
+            await mirror_scenario(mirror, root)
+
+
+async def mirror_scenario(mirror: Mirror, root: Path) -> None:
+    """Add, unchanged, update, move, delete and ignore: the same answers whichever mirror."""
+    first = await mirror.sync()
+    assert {k: first[k] for k in folder_sync.ACTIONS} == {
+        "added": 2,
+        "updated": 0,
+        "unchanged": 0,
+        "removed": 0,
+        "ignored": 5,
+        "failed": 0,
+    }, first
+    assert sorted(e["path"] for e in first["details"]["added"]) == ["alpha.md", "sub/beta.txt"]
+    ignored = {e["path"]: e["reason"] for e in first["details"]["ignored"]}
+    assert ignored == {
+        ".hidden.md": "dot-file",
+        "~$alpha.docx": "Office lock file",
+        "notes.log": "not a supported kind of file",
+        "build/": "ignored folder",
+        "gamma.draft.md": "excluded by .shortlistignore",
+    }
+    docs = await mirror.documents()
+    assert set(docs) == {"alpha.md", "beta.txt", "uploaded.md"}
+    assert all(d.status == "ready" for d in docs.values())
+    alpha_id, beta_id = docs["alpha.md"].id, docs["beta.txt"].id
+    assert docs["alpha.md"].sha256 is not None and docs["uploaded.md"].sha256 is None
+    assert "herons" in await mirror.markdown(alpha_id)
+
+    # Same size and mtime: skipped without reading — bytes swapped behind its back stay unseen.
+    alpha = root / "alpha.md"
+    stat = alpha.stat()
+    alpha.write_text("# Alpha\n\nThe alpha survey counted egrets.\n", encoding="utf-8")
+    assert alpha.stat().st_size == stat.st_size
+    os.utime(alpha, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    second = await mirror.sync()
+    assert (second["added"], second["updated"], second["unchanged"]) == (0, 0, 2), second
+    assert "herons" in await mirror.markdown(alpha_id)
+
+    # Changed bytes: re-extracted in place (same document id).
+    write(alpha, "# Alpha\n\nThe alpha survey now counts cormorants as well.\n")
+    # Touched but the same bytes: unchanged.
+    beta = root / "sub" / "beta.txt"
+    os.utime(beta, ns=(beta.stat().st_atime_ns, beta.stat().st_mtime_ns + 10**9))
+    third = await mirror.sync()
+    assert (third["updated"], third["unchanged"]) == (1, 1), third
+    assert third["details"]["updated"] == [{"path": "alpha.md", "name": "alpha.md"}]
+    docs = await mirror.documents()
+    assert docs["alpha.md"].id == alpha_id
+    assert "cormorants" in await mirror.markdown(alpha_id)
+    beta_extracted_at = docs["beta.txt"].extracted_at
+    touched_again = await mirror.sync()
+    assert touched_again["unchanged"] == 2, touched_again  # the new mtime was remembered
+
+    # Moved and renamed with the same bytes: the document follows, extraction kept.
+    moved = root / "archive" / "beta-2019.txt"
+    moved.parent.mkdir()
+    beta.rename(moved)
+    fourth = await mirror.sync()
+    assert fourth["details"]["updated"] == [
+        {"path": "archive/beta-2019.txt", "name": "beta-2019.txt", "moved_from": "sub/beta.txt"}
+    ], fourth
+    assert fourth["removed"] == 0 and fourth["added"] == 0
+    docs = await mirror.documents()
+    assert docs["beta-2019.txt"].id == beta_id
+    assert docs["beta-2019.txt"].extracted_at == beta_extracted_at
+
+    # Deleted: the document and its original go; the uploaded document stays.
+    assert not await mirror.original_gone(alpha_id)
+    alpha.unlink()
+    fifth = await mirror.sync()
+    assert fifth["details"]["removed"] == [{"path": "alpha.md", "name": "alpha.md"}]
+    assert set(await mirror.documents()) == {"beta-2019.txt", "uploaded.md"}
+    assert await mirror.original_gone(alpha_id)
+
+    # A file that cannot be extracted fails with its reason, now and on the next sync.
+    write(root / "empty.md", "   \n")
+    for _ in range(2):
+        failing = await mirror.sync()
+        assert failing["failed"] == 1, failing
+        (entry,) = failing["details"]["failed"]
+        assert entry["path"] == "empty.md" and entry["reason"].startswith("empty_document")
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["local", "with-token"])
+def test_sync_json_reports_counts_and_exits_2_when_a_file_failed(
+    db_url: str, tmp_path: Path, remote: bool
 ) -> None:
     root = tmp_path / "folder"
     write(root / "good.md", "# Good\n\nA lighthouse log.\n")
@@ -173,16 +292,42 @@ def test_sync_json_reports_counts_and_exits_2_when_a_file_failed(
 
     created = shortlist("user", "create", "carol", "--json")
     assert created.returncode == 0, created.stderr
-    synced = shortlist("sync", str(root), "--json")
+    with contextlib.ExitStack() as stack:
+        where: tuple[str, ...] = ()
+        if remote:
+            base_url = stack.enter_context(run_service(db_url, tmp_path / "service"))
+            env["SHORTLIST_TOKEN"] = json.loads(created.stdout)["token"]
+            where = ("--url", base_url)
+        synced = shortlist("sync", str(root), *where, "--json")
+        again = shortlist("sync", str(root), *where)
     assert synced.returncode == 2, synced.stderr
     report = json.loads(synced.stdout)
     assert (report["added"], report["failed"]) == (1, 1), report
     assert report["details"]["added"] == [{"path": "good.md", "name": "good.md"}]
     assert report["details"]["failed"][0]["path"] == "broken.pdf"
     assert report["details"]["failed"][0]["reason"].startswith("corrupt_document")
-    again = shortlist("sync", str(root))
     assert again.returncode == 2
     assert "1 unchanged" in again.stdout and "failed   broken.pdf" in again.stderr
+
+
+def test_sync_with_a_token_and_no_service_says_so_and_exits_2(tmp_path: Path) -> None:
+    root = write(tmp_path / "folder" / "a.md", "# A\n").parent
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{free.getsockname()[1]}"
+    env = {**os.environ, "SHORTLIST_TOKEN": "sl_00000000_" + "x" * 40}
+    result = subprocess.run(
+        [sys.executable, "-m", "service.cli", "sync", str(root), "--url", url, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO_DIR,
+        timeout=60,
+        check=False,
+    )
+
+    assert result.returncode == 2, result.stderr
+    assert json.loads(result.stdout)["error"]["code"] == "service_unreachable"
 
 
 async def test_a_file_over_the_upload_limit_fails_with_the_limit_and_is_not_stored(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
-from litestar import Controller, delete, get, post
+from litestar import Controller, delete, get, post, put
 from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
 
@@ -17,8 +17,10 @@ from service.http.schemas import (
     DocumentName,
     DocumentTextBody,
     FileLink,
+    OriginalReplace,
+    SyncFollow,
 )
-from service.services import documents, uploads
+from service.services import documents, folder_sync, uploads
 
 
 class DocumentController(Controller):
@@ -39,9 +41,72 @@ class DocumentController(Controller):
             201 with the document, ``status: "pending"``; 409 if the name was taken meanwhile.
         """
         created = await uploads.register_document(
-            runtime, conn, principal, project_id=data.project_id, upload_id=data.upload_id
+            runtime,
+            conn,
+            principal,
+            project_id=data.project_id,
+            upload_id=data.upload_id,
+            sync=data.sync.to_record() if data.sync else None,
         )
         return Document.from_record(created)
+
+    @post(
+        "/documents/{document_id:uuid}/original",
+        operation_id="ReplaceDocumentOriginal",
+        status_code=HTTP_202_ACCEPTED,
+    )
+    async def replace_original(
+        self,
+        runtime: RuntimeDep,
+        conn: ConnectionDep,
+        principal: PrincipalDep,
+        document_id: FromPath[UUID],
+        data: JSONBody[OriginalReplace],
+    ) -> Document:
+        """Make a finished upload the document's new original and extract it again.
+
+        The upload must have been granted with ``replaces`` set to this document (so it carries
+        the document's name); the document keeps its id and name, and the old original is
+        deleted. ``shortlist sync`` sends a changed file this way.
+
+        Returns:
+            202 with the document back in ``pending``.
+        """
+        replaced = await uploads.replace_original(
+            runtime,
+            conn,
+            principal,
+            document_id=document_id,
+            upload_id=data.upload_id,
+            sync=data.sync.to_record() if data.sync else None,
+        )
+        return Document.from_record(replaced)
+
+    @put("/documents/{document_id:uuid}/sync", operation_id="FollowSyncedFile")
+    async def follow_synced_file(
+        self,
+        conn: ConnectionDep,
+        principal: PrincipalDep,
+        document_id: FromPath[UUID],
+        data: JSONBody[SyncFollow],
+    ) -> Document:
+        """A synced document follows its file (same bytes) to a new path and name, keeping its
+        extraction; ``shortlist sync`` records a moved, renamed or touched file this way.
+
+        Returns:
+            The document; 400 if it does not mirror a synced file, 409
+            ``duplicate_document_name`` or ``sync_path_taken`` if the name or path is taken.
+        """
+        followed = await folder_sync.follow_file(
+            conn,
+            principal,
+            document_id,
+            path=data.path,
+            name=data.name,
+            size=data.size,
+            mtime_ns=data.mtime_ns,
+        )
+        return Document.from_record(followed)
 
     @get("/projects/{project_id:uuid}/documents", operation_id="ListDocuments")
     async def list_documents(
@@ -109,7 +174,8 @@ class DocumentController(Controller):
         principal: PrincipalDep,
         document_id: FromPath[UUID],
     ) -> None:
-        """Delete the document and its original. Idempotent: always 204."""
+        """Delete the document and its original. Idempotent: 204 whether or not it was there
+        (403 token_read_only for a read token)."""
         await documents.delete_document(runtime, conn, principal, document_id)
 
     @post(

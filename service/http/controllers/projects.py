@@ -29,11 +29,10 @@ class ProjectController(Controller):
         """Create a project; names are unique per user, compared case-insensitively.
 
         Returns:
-            The new project (201); 409 project_exists if the name is taken.
+            The new project (201); 409 project_exists if the name is taken; 403
+            token_read_only for a read token.
         """
-        return Project.from_record(
-            await projects.create_project(conn, principal.user_id, data.name)
-        )
+        return Project.from_record(await projects.add_project(conn, principal, data.name))
 
     @get("/{project_id:uuid}", operation_id="GetProject")
     async def get_project(

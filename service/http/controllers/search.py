@@ -43,4 +43,4 @@ class SearchController(Controller):
             top_k=data.top_k,
             documents=data.document_ids,
         )
-        return SearchResponse.from_result(found.result)
+        return SearchResponse.from_search(found)

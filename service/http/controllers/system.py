@@ -74,8 +74,8 @@ class SystemController(Controller):
 
     @get("/me", operation_id="GetMe")
     async def me(self, principal: PrincipalDep) -> Me:
-        """The user the presented token belongs to."""
-        return Me(id=principal.user_id, name=principal.user_name)
+        """The user the presented token belongs to, and the token's scope."""
+        return Me.of(principal)
 
     @get("/status", operation_id="GetStatus")
     async def status(

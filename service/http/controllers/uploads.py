@@ -32,7 +32,8 @@ class UploadController(Controller):
             ``fields`` first and the file as ``file``; PUT: raw body with ``headers``). A large file
             bound for S3 gets ``MULTIPART``: PUT each of ``parts`` (its byte range of the file) to
             its own ``url``, in any order or in parallel, sending a failed part again. Then register
-            the file with ``POST /api/documents``, which joins the parts.
+            the file with ``POST /api/documents``, which joins the parts (or, for a grant that
+            ``replaces`` a document, with ``POST /api/documents/{document_id}/original``).
         """
         granted = await uploads.grant_upload(
             runtime,
@@ -42,6 +43,7 @@ class UploadController(Controller):
             filename=data.filename,
             content_type=data.content_type,
             size=data.size,
+            replaces=data.replaces,
         )
         grant = granted.grant
         return UploadGrantBody(

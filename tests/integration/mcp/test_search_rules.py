@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from service.mcp import render
 from service.mcp.server import build_server
 from service.services.search import MAX_SEARCH_DOCUMENTS
 from tests.conftest import make_settings
@@ -127,3 +128,33 @@ async def test_too_many_documents_are_refused_alike_before_any_is_looked_up(
     assert f"at most {MAX_SEARCH_DOCUMENTS} documents" in rest.json()["message"]
     assert mcp.structured_content["error"]["code"] == "invalid_request"
     assert f"at most {MAX_SEARCH_DOCUMENTS} documents" in text_of(mcp)
+
+
+async def test_rest_and_mcp_search_say_how_many_documents_could_not_be_searched(
+    base_url: str, library: Library
+) -> None:
+    """research holds report.pdf (ready) and broken.pdf (failed): both doors say one was left
+    out, in the words find_mentions uses; a search of named documents leaves none out."""
+    rest = await rest_search(base_url, library, {"query": QUOKKA})
+    mcp = await mcp_search(base_url, library, {"query": QUOKKA})
+    restricted = await mcp_search(
+        base_url, library, {"query": QUOKKA, "documents": [library.ids["report.pdf"]]}
+    )
+    async with http_client(base_url, library.alice_token) as client:
+        mentions = await client.call_tool(
+            "find_mentions", {"terms": QUOKKA, "project": library.ids["research"]}
+        )
+        default = await client.call_tool("search_documents", {"query": "lighthouse"})
+
+    assert rest.status_code == 200, rest.text
+    assert rest.json()["documents_not_searchable"] == 1
+    assert not mcp.is_error, text_of(mcp)
+    assert mcp.structured_content["documents_not_searchable"] == 1
+    note = render.not_searchable_note(1)
+    assert note is not None and "list_documents" in note
+    assert text_of(mcp).endswith(note)
+    assert note in text_of(mentions)
+    assert restricted.structured_content["documents_not_searchable"] == 0
+    assert note not in text_of(restricted)
+    assert default.structured_content["documents_not_searchable"] == 0
+    assert "not searched" not in text_of(default)

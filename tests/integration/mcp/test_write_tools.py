@@ -1,5 +1,6 @@
 """The MCP write tools over real HTTP with the SDK's client: add_document, import_url and
-request_document, and the owner's REST view and approval of requests.
+request_document, the owner's REST view and approval of requests, and a read token's
+refusal at every write (MCP and REST).
 
 One service (with its worker) for the module, on a database of its own that lets fetches
 reach a loopback web site; each test makes its own users.
@@ -15,8 +16,11 @@ from urllib.parse import urlsplit
 
 import anyio
 import httpx
+import psycopg
 import pytest
+from psycopg.rows import dict_row
 
+from service.services import users
 from service.settings import Settings
 from tests.conftest import create_database, drop_database, make_settings
 from tests.integration.documents.conftest import bearer, make_pdf, new_user
@@ -272,3 +276,131 @@ async def test_the_owner_approves_a_request_with_an_address_and_it_is_imported(
     assert twice.json()["code"] == "document_request_already_approved"
     assert settled["status"] == "ready", settled
     assert listed.json()["requests"][0]["document_id"] == body["document"]["id"]
+
+
+async def read_token_for(service: Service, owner: users.NewUser) -> str:
+    """A second token of ``owner``'s that may only read."""
+    async with await psycopg.AsyncConnection.connect(
+        service.db_url, autocommit=True, row_factory=dict_row
+    ) as conn:
+        token, created = await users.create_token(conn, owner.user.id, label="ro", scope="read")
+    assert created.scope == "read"
+    return token
+
+
+async def test_a_read_token_reads_everything_but_every_write_tool_is_refused(
+    service: Service, site: WebServer
+) -> None:
+    owner = await new_user(service.db_url, f"scoped-{uuid.uuid4().hex[:6]}")
+    reader = await read_token_for(service, owner)
+    visits = len(site.requests)
+    async with http_client(service.url, owner.token) as client:
+        added = await client.call_tool(
+            "add_document", {"name": "ledger.md", "content": "The salt ledger lists cargo."}
+        )
+    async with http_client(service.url, reader) as client:
+        found = await client.call_tool("search_documents", {"query": "salt ledger cargo"})
+        listed = await client.call_tool("list_documents", {})
+        read = await client.call_tool("read_document", {"document": "ledger.md"})
+        mentions = await client.call_tool("find_mentions", {"terms": "salt"})
+        writes = {
+            "add_document": await client.call_tool(
+                "add_document", {"name": "more.md", "content": "More."}
+            ),
+            "import_url": await client.call_tool("import_url", {"url": f"{site.url}/atlas.pdf"}),
+            "request_document": await client.call_tool("request_document", {"title": "Atlas"}),
+        }
+
+    assert not added.is_error, text_of(added)
+    for result in (found, listed, read, mentions):
+        assert not result.is_error, text_of(result)
+    assert "ledger.md" in text_of(found) and "salt ledger" in text_of(read)
+    for name, result in writes.items():
+        assert result.is_error, name
+        assert result.structured_content["error"]["code"] == "token_read_only", name
+        assert "may only read" in text_of(result) and "write token" in text_of(result), name
+    assert len(site.requests) == visits  # the refused import never fetched
+    async with httpx.AsyncClient(base_url=service.url) as rest:
+        documents = await rest.get(
+            f"/api/projects/{owner.project.id}/documents", headers=bearer(owner.token)
+        )
+        requests = await rest.get(
+            f"/api/projects/{owner.project.id}/requests", headers=bearer(owner.token)
+        )
+    assert [d["name"] for d in documents.json()["documents"]] == ["ledger.md"]
+    assert requests.json()["requests"] == []
+
+
+async def test_rest_refuses_every_write_of_a_read_token_and_answers_its_reads(
+    service: Service, site: WebServer
+) -> None:
+    owner = await new_user(service.db_url, f"rest-scoped-{uuid.uuid4().hex[:6]}")
+    reader = await read_token_for(service, owner)
+    project = owner.project.id
+    async with http_client(service.url, owner.token) as client:
+        added = await client.call_tool(
+            "add_document", {"name": "tides.md", "content": "Neap tides follow the half moon."}
+        )
+        logged = await client.call_tool("request_document", {"title": "Moon tables"})
+    document_id = added.structured_content["document"]["id"]
+    request_id = logged.structured_content["request"]["id"]
+    reads = {
+        "me": ("GET", "/api/me", None),
+        "projects": ("GET", "/api/projects", None),
+        "documents": ("GET", f"/api/projects/{project}/documents", None),
+        "document": ("GET", f"/api/documents/{document_id}", None),
+        "text": ("GET", f"/api/documents/{document_id}/text", None),
+        "file": ("GET", f"/api/documents/{document_id}/file", None),
+        "search": ("POST", f"/api/projects/{project}/search", {"query": "neap tides"}),
+        "mentions": ("GET", f"/api/projects/{project}/mentions?terms=moon", None),
+        "requests": ("GET", f"/api/projects/{project}/requests", None),
+    }
+    writes = {
+        "grant": (
+            "POST",
+            "/api/uploads",
+            {"project_id": str(project), "filename": "a.md", "content_type": None, "size": 3},
+        ),
+        "complete": (
+            "POST",
+            "/api/documents",
+            {"project_id": str(project), "upload_id": str(uuid.uuid4())},
+        ),
+        "delete": ("DELETE", f"/api/documents/{document_id}", None),
+        "reextract": ("POST", f"/api/documents/{document_id}/reextract", None),
+        "import": ("POST", f"/api/projects/{project}/imports", {"url": f"{site.url}/atlas.pdf"}),
+        "approve": (
+            "POST",
+            f"/api/projects/{project}/requests/{request_id}/approve",
+            {"url": f"{site.url}/charter.pdf"},
+        ),
+        "project": ("POST", "/api/projects", {"name": "another"}),
+        "original": (
+            "POST",
+            f"/api/documents/{document_id}/original",
+            {"upload_id": str(uuid.uuid4())},
+        ),
+        "follow": ("PUT", f"/api/documents/{document_id}/sync", {"path": "a.md", "name": "a.md"}),
+    }
+    async with httpx.AsyncClient(base_url=service.url, headers=bearer(reader)) as rest:
+        read_answers = {
+            name: await rest.request(method, path, json=body)
+            for name, (method, path, body) in reads.items()
+        }
+        write_answers = {
+            name: await rest.request(method, path, json=body)
+            for name, (method, path, body) in writes.items()
+        }
+        after = await rest.get(f"/api/documents/{document_id}")
+        still_pending = await rest.get(f"/api/projects/{project}/requests")
+
+    for name, answer in read_answers.items():
+        assert answer.status_code == 200, (name, answer.text)
+    assert read_answers["me"].json()["scope"] == "read"
+    assert read_answers["search"].json()["results"], read_answers["search"].text
+    for name, answer in write_answers.items():
+        assert answer.status_code == 403, (name, answer.text)
+        assert answer.json()["code"] == "token_read_only", name
+        assert "write token" in answer.json()["message"], name
+    assert after.json()["status"] == "ready"
+    assert [r["status"] for r in still_pending.json()["requests"]] == ["pending"]

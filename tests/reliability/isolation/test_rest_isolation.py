@@ -49,8 +49,17 @@ BODIES: dict[str, BodyBuilder] = {
             "filename": "bob.pdf",
             "size": 10,
             "content_type": "application/pdf",
-        }
+        },
+        {  # a new original for alice's document, asked for in bob's own project
+            "project_id": world.bob_project_id,
+            "filename": ALICE_DOCUMENT,
+            "size": 10,
+            "content_type": "application/pdf",
+            "replaces": world.alice_document_id,
+        },
     ],
+    "ReplaceDocumentOriginal": lambda world, upload_id: [{"upload_id": upload_id}],
+    "FollowSyncedFile": lambda world, _: [{"path": "moved/bob.md", "name": "bob.md"}],
     "CreateDocument": lambda world, upload_id: [
         {"project_id": world.alice_project_id, "upload_id": upload_id},
         {"project_id": world.bob_project_id, "upload_id": upload_id},
