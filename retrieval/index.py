@@ -12,6 +12,7 @@ their Markdown loaded and hands those to :meth:`ChunkIndex.add` (or to
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import threading
 from collections import Counter, OrderedDict
@@ -20,7 +21,7 @@ from typing import NamedTuple
 
 from extract.page_markers import without_page_markers
 from retrieval.chunking import CHUNKER_VERSION, DEFAULT_CHUNK_SIZE, chunk_markdown
-from retrieval.context import CONTEXT_VERSION, bm25_text, document_context
+from retrieval.context import CONTEXT_VERSION, document_context, in_context
 from retrieval.errors import DocumentNotIndexed
 from retrieval.language import CJK_LANGUAGES, SAMPLE_CHARS, detect_language
 from retrieval.noise import citation_density
@@ -53,6 +54,21 @@ class IndexedDocument(NamedTuple):
     (:func:`retrieval.noise.citation_density`)."""
     keys: frozenset[str] = frozenset()
     """Its chunks' passage keys, to find look-alike documents."""
+    context: tuple[str, str] = ("", "")
+    """Its title and informative file name (:func:`retrieval.context.document_context`)."""
+    reader_keys: tuple[str, ...] = ()
+    """Per chunk, the sha256 hex of :meth:`reader_text`: the reranker's cache key, which
+    changes whenever the text the model reads does (the chunk's own key when no context is
+    added)."""
+
+    def reader_text(self, ordinal: int) -> str:
+        """What BM25 and the reranker read for chunk ``ordinal``: context, breadcrumb, text."""
+        chunk = self.chunks[ordinal]
+        return in_context(self.context, chunk.heading, chunk.passage)
+
+    def reader_passage(self, ordinal: int) -> tuple[str, str]:
+        """``(key, text)`` of chunk ``ordinal`` as the reranker reads it."""
+        return self.reader_keys[ordinal], self.reader_text(ordinal)
 
 
 class QueryTerms(NamedTuple):
@@ -170,8 +186,14 @@ class ChunkIndex:
         self.documents((), add=docs)
 
     def chunks(self, ref: DocumentRef) -> Sequence[Chunk]:
-        """A cached document's chunks, e.g. to warm a reranker's cache."""
+        """A cached document's chunks."""
         return self.documents([ref])[0].chunks
+
+    def reader_passages(self, ref: DocumentRef) -> list[tuple[str, str]]:
+        """``(key, text)`` of a cached document's chunks as the reranker reads them, e.g. to
+        warm a reranker's cache (:meth:`IndexedDocument.reader_passage`)."""
+        document = self.documents([ref])[0]
+        return [document.reader_passage(ordinal) for ordinal in range(len(document.chunks))]
 
     def documents(
         self, refs: Sequence[DocumentRef], *, add: Iterable[SourceDocument] = ()
@@ -230,8 +252,11 @@ class ChunkIndex:
         language = self.document_language(doc.markdown)
         tokenizer = self.tokenizer_for(language)
         context = document_context(doc.name, doc.markdown)
-        terms = build_term_matrix(
-            tokenizer.documents_term_ids([bm25_text(context, c.heading, c.passage) for c in chunks])
+        texts = [in_context(context, c.heading, c.passage) for c in chunks]
+        terms = build_term_matrix(tokenizer.documents_term_ids(texts))
+        reader_keys = tuple(
+            c.key if text == c.passage else hashlib.sha256(text.encode()).hexdigest()
+            for c, text in zip(chunks, texts, strict=True)
         )
         nbytes = (
             terms.nbytes
@@ -244,7 +269,10 @@ class ChunkIndex:
         density = tuple(citation_density(chunk.text, chunk.heading) for chunk in chunks)
         keys = frozenset(chunk.key for chunk in chunks)
         nbytes += 64 * len(keys)  # the set's slots (the strings are the chunks')
-        return IndexedDocument(doc.ref, chunks, terms, nbytes, language, density, keys)
+        nbytes += sum(113 for c, key in zip(chunks, reader_keys, strict=True) if key is not c.key)
+        return IndexedDocument(
+            doc.ref, chunks, terms, nbytes, language, density, keys, context, reader_keys
+        )
 
     def _evict(self) -> None:
         """Drop least recently used entries until within ``max_bytes`` (lock held)."""
