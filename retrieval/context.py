@@ -65,9 +65,14 @@ def document_context(name: str, markdown: str) -> tuple[str, str]:
 def in_context(context: tuple[str, str], heading: str, passage: str) -> str:
     """What BM25 and the reranker read for a passage: the context its heading breadcrumb
     does not already show, then the passage (breadcrumb and text)."""
+    return context_prefix(context, heading) + passage
+
+
+def context_prefix(context: tuple[str, str], heading: str) -> str:
+    """The lines :func:`in_context` puts before a passage under ``heading`` (``""``: none)."""
     shown = _words(heading)
     parts = [part for part in context if part and not _words(part) <= shown]
-    return "\n".join((*parts, passage)) if parts else passage
+    return "".join(f"{part}\n" for part in parts)
 
 
 def _words(text: str) -> set[str]:

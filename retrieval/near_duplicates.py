@@ -24,6 +24,7 @@ twice) score 0.62 to 0.99.
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -32,28 +33,21 @@ NEAR_COPY_JACCARD = 0.5
 """Passages whose shingle sets overlap at least this much (Jaccard) are near-copies."""
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_CJK_RE = re.compile(f"[{_CJK}]")
-_CJK_WORD_RE = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
-_PUNCTUATION = str.maketrans(
-    dict.fromkeys(
-        [chr(c) for c in range(0x21, 0x7F) if not chr(c).isalnum()]
-        + [chr(c) for c in range(0x2010, 0x2070)]  # dashes, quotes, bullets, primes
-        + list("«»¡¿·×÷°§¶©®™"),
-        " ",
-    )
-)
+_WORD_RE = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
+_ASCII_SEPARATORS = str.maketrans(dict.fromkeys(string.punctuation, " "))
 
 
 def words(text: str) -> list[str]:
     """``text``'s words, casefolded, without punctuation or Markdown; a CJK character is a word.
 
-    ``str.translate`` and ``split`` rather than a regex: five times cheaper, and this runs
-    on every hit of every search.
+    ASCII text takes ``str.translate`` and ``split`` (five times cheaper than the regex, and
+    the same words: only letters and digits are kept either way); this runs on every hit of
+    every search.
     """
     folded = text.casefold()
-    if not folded.isascii() and _CJK_RE.search(folded):
-        return _CJK_WORD_RE.findall(folded)
-    return folded.translate(_PUNCTUATION).split()
+    if folded.isascii():
+        return folded.translate(_ASCII_SEPARATORS).split()
+    return _WORD_RE.findall(folded)
 
 
 def shingles(text: str, *, size: int = SHINGLE_WORDS) -> frozenset[object]:
