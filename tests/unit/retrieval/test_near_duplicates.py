@@ -43,6 +43,7 @@ def _modular_update_paragraphs() -> tuple[str, str]:
 def test_words_drop_case_punctuation_and_markdown_and_split_cjk() -> None:
     assert words("**Table 2** | F1 — 0.91; “Recall”") == ["table", "2", "f1", "0", "91", "recall"]
     assert words("参考文献 list") == ["参", "考", "文", "献", "list"]
+    assert words("|a<br>b<sup>2</sup>|") == ["a", "b", "2"]
 
 
 def test_template_siblings_are_near_copies_and_different_passages_are_not() -> None:
