@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _costs(corpus: Corpus, queries: dict[str, str], sample: int) -> None:
     step = max(1, len(corpus.chunks) // sample)
-    texts = [chunk.passage for chunk in corpus.chunks[::step][:sample]]
+    texts = [text for _, text in corpus.passages[::step][:sample]]
     print(
         f"cost: {len(texts)} SciFact passages, {statistics.fmean(map(len, texts)):.0f} chars on average"
     )
@@ -164,11 +164,7 @@ def _quality(
     for max_tokens in limits:
         local = LocalReranker(max_tokens=max_tokens, intra_op_num_threads=2, warm_threads=2)
         cpu = _cpu()
-        local.warm(
-            (corpus.chunks[i].key, corpus.chunks[i].passage)
-            for q in query_ids
-            for i in shortlists[q][0]
-        )
+        local.warm(corpus.passages[i] for q in query_ids for i in shortlists[q][0])
         spent = _cpu() - cpu
         ndcg = statistics.fmean(
             ndcg_at(

@@ -126,8 +126,12 @@ class Corpus:
         self.index.add(documents)
         self.index_seconds = time.monotonic() - started
         self.chunks: list[Chunk] = [c for ref in self.refs for c in self.index.chunks(ref)]
+        self.passages: list[tuple[str, str]] = [
+            passage for ref in self.refs for passage in self.index.reader_passages(ref)
+        ]
+        """``(key, text)`` of each chunk as BM25 and the reranker read it (in context)."""
         self._bm25 = bm25s.BM25()  # Lucene variant, k1 = 1.5, b = 0.75
-        terms = [self.index.tokenizer.document_terms(c.passage) for c in self.chunks]
+        terms = [self.index.tokenizer.document_terms(text) for _, text in self.passages]
         self._bm25.index(terms, show_progress=False)
 
     def bm25(self, query: str) -> npt.NDArray[np.float64]:
@@ -154,10 +158,7 @@ def rerank_positions(
 ) -> tuple[list[int], tuple[str, ...]]:
     """``positions`` reordered as the pipeline orders a reranked shortlist, and warnings."""
     bm25 = [float(scores[i]) for i in positions]
-    candidates = [
-        Candidate(corpus.chunks[i].key, corpus.chunks[i].passage, bm25[n])
-        for n, i in enumerate(positions)
-    ]
+    candidates = [Candidate(*corpus.passages[i], bm25[n]) for n, i in enumerate(positions)]
     result = reranker.rerank(query, candidates, deadline=time.monotonic() + RERANK_TIMEOUT)
     if not result.reranked:
         return list(positions), result.warnings
@@ -167,16 +168,16 @@ def rerank_positions(
 
 def warm_local(local: LocalReranker, corpus: Corpus, vectors: Path | None) -> str:
     """Fill the local reranker's cache: from a bench vectors file when given and present."""
-    keys = list(dict.fromkeys(c.key for c in corpus.chunks))
+    keys = list(dict.fromkeys(key for key, _ in corpus.passages))
     if vectors is not None and vectors.exists():
         saved = np.load(vectors)
         local.cache.put_many(
             local.model_id, zip(saved["keys"].tolist(), saved["vectors"], strict=True)
         )
-        missing = local.warm((c.key, c.passage) for c in corpus.chunks)
+        missing = local.warm(corpus.passages)
         return f"loaded from {vectors} ({missing} passages embedded on top)"
     started = time.monotonic()
-    local.warm((c.key, c.passage) for c in corpus.chunks)
+    local.warm(corpus.passages)
     seconds = time.monotonic() - started
     if vectors is not None:
         found = local.cache.get_many(local.model_id, keys)
@@ -221,7 +222,7 @@ def development_set(local: LocalReranker) -> None:
     index = ChunkIndex()
     index.add(documents)
     refs = [doc.ref for doc in documents]
-    passages = [(c.key, c.passage) for ref in refs for c in index.chunks(ref)]
+    passages = [passage for ref in refs for passage in index.reader_passages(ref)]
     warm_vectors(local, passages, "corpus-dev")
     kinds = sorted({q.kind for q in questions if q.document is not None})
     print(

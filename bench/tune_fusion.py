@@ -47,9 +47,9 @@ def main(argv: list[str] | None = None) -> None:
     for q in query_ids:
         scores = corpus.bm25(queries[q])
         positions = corpus.top(scores, args.keep)
-        vectors = local.cache.get_many(local.model_id, (corpus.chunks[i].key for i in positions))
+        vectors = local.cache.get_many(local.model_id, (corpus.passages[i][0] for i in positions))
         query_vector = embedder.embed([queries[q]])[0]
-        cosine = [float(np.dot(query_vector, vectors[corpus.chunks[i].key])) for i in positions]
+        cosine = [float(np.dot(query_vector, vectors[corpus.passages[i][0]])) for i in positions]
         shortlists[q] = (positions, [float(scores[i]) for i in positions], cosine)
     shortlist_seconds = time.monotonic() - started
 

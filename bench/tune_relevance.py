@@ -79,24 +79,25 @@ def scifact_features(
     indexed = corpus.index.documents(corpus.refs)
     matrices = [doc.terms for doc in indexed]
     picked: dict[str, list[tuple[Chunk, float]]] = {}
+    read: dict[str, list[tuple[str, str]]] = {}
+    """``(key, text)`` of each picked passage as the reranker reads it."""
     for q in query_ids:
         _, ids, unknown = corpus.index.query_terms(queries[q], indexed)
         entries = shortlist(ids, matrices, keep=depth, unknown_terms=unknown).entries
         picked[q] = [
             (indexed[entry.document].chunks[entry.ordinal], entry.coverage) for entry in entries
         ]
-    warm_vectors(
-        local, ((chunk.key, chunk.passage) for q in query_ids for chunk, _ in picked[q]), "scifact"
-    )
+        read[q] = [indexed[entry.document].reader_passage(entry.ordinal) for entry in entries]
+    warm_vectors(local, (passage for q in query_ids for passage in read[q]), "scifact")
     embedder = local.load()
     assert embedder is not None, local.load_error
     rows: list[tuple[float, float]] = []
     labels: list[float] = []
     for q in query_ids:
         query_vector = embedder.embed([queries[q]])[0]
-        vectors = local.cache.get_many(local.model_id, (chunk.key for chunk, _ in picked[q]))
-        for chunk, covered in picked[q]:
-            rows.append((float(np.dot(query_vector, vectors[chunk.key])), covered))
+        vectors = local.cache.get_many(local.model_id, (key for key, _ in read[q]))
+        for (chunk, covered), (key, _) in zip(picked[q], read[q], strict=True):
+            rows.append((float(np.dot(query_vector, vectors[key])), covered))
             labels.append(1.0 if qrels[q].get(chunk.document_id, 0) > 0 else 0.0)
     return np.asarray(rows), np.asarray(labels)
 
@@ -151,7 +152,7 @@ def floor_table(local: LocalReranker) -> None:
     index.add(documents)
     refs = [doc.ref for doc in documents]
     warm_vectors(
-        local, ((c.key, c.passage) for ref in refs for c in index.chunks(ref)), "corpus-dev"
+        local, (passage for ref in refs for passage in index.reader_passages(ref)), "corpus-dev"
     )
     best: dict[str, list[tuple[float, bool]]] = {"local": [], "none": []}
     for reranker in (local, NoReranker()):

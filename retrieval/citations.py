@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from retrieval.types import Chunk, DocumentRef, Hit, Source
+from retrieval.types import Chunk, DocumentRef, Hit, NearCopy, Source
 
 
 def hit(
@@ -15,6 +15,7 @@ def hit(
     bm25: float,
     relevance: float,
     matched_words: tuple[str, ...] = (),
+    near_copies: tuple[NearCopy, ...] = (),
 ) -> Hit:
     """A chunk as a search hit, named by its document and pages."""
     return Hit(
@@ -28,7 +29,13 @@ def hit(
         bm25=bm25,
         relevance=relevance,
         matched_words=matched_words,
+        near_copies=near_copies,
     )
+
+
+def near_copy(chunk: Chunk, document: DocumentRef, similarity: float) -> NearCopy:
+    """A folded passage, named by its document and pages."""
+    return NearCopy(chunk.id, document.id, document.name, chunk.pages, similarity)
 
 
 def sources(hits: Sequence[Hit]) -> list[Source]:
@@ -53,3 +60,13 @@ def format_pages(pages: tuple[int, int]) -> str:
     """``"p. 4"`` or ``"pp. 4-6"``, for citations written as text."""
     first, last = pages
     return f"p. {first}" if first == last else f"pp. {first}-{last}"
+
+
+def near_copies_note(copies: Sequence[NearCopy]) -> str:
+    """``"also, nearly the same, in b.pdf p. 3; c.pdf pp. 4-5"``, or ``""`` without copies:
+    where the passages folded into a hit are (:mod:`retrieval.near_duplicates`)."""
+    if not copies:
+        return ""
+    places = "; ".join(f"{copy.document_name} {format_pages(copy.pages)}" for copy in copies)
+    count = f"{len(copies)} near-cop{'y' if len(copies) == 1 else 'ies'} folded"
+    return f"{count}: {places}"

@@ -1,4 +1,5 @@
-"""What BM25 reads besides a passage: its document's title and an informative file name.
+"""What BM25 and the reranker read besides a passage: its document's title and an
+informative file name.
 
 A passage rarely repeats what its document is about ("Table 2 shows ..."), so
 a question naming the document's subject matches the title page and misses
@@ -6,13 +7,16 @@ the page that answers. BM25 therefore reads each passage with its
 document's context in front: the first top-level heading (the title) unless
 the passage's heading breadcrumb already holds it, and the file name's words
 when they are informative (not ``test_4026`` or ``scan``), as minirag-mcp
-does with file names. Only BM25's terms change; the passage text the
-reranker embeds and the hit's text stay as they were.
+does with file names. BM25's terms and the text the reranker scores (the local
+model's passage vectors, the documents of the Cohere request) are both built by
+:func:`in_context`, so the two read the same; the hit's text stays as it was.
 
 Measured on the development set (``bench/data/corpus_dev.jsonl``, BM25
 alone, page-level hit@1 / hit@3): none 0.53 / 0.91, file name 0.56 / 0.91,
 title 0.56 / 0.91, both 0.60 / 0.93. SciFact BM25 is unchanged (0.698 nDCG@10): an
-abstract's title is already its breadcrumb.
+abstract's title is already its breadcrumb, so its reranker text is unchanged too.
+The reranker's rows before and after it read the context are in
+``docs/benchmarks.md``.
 """
 
 from __future__ import annotations
@@ -58,11 +62,17 @@ def document_context(name: str, markdown: str) -> tuple[str, str]:
     return title, named
 
 
-def bm25_text(context: tuple[str, str], heading: str, passage: str) -> str:
-    """What BM25 reads for a passage: the context it does not already show, then the passage."""
+def in_context(context: tuple[str, str], heading: str, passage: str) -> str:
+    """What BM25 and the reranker read for a passage: the context its heading breadcrumb
+    does not already show, then the passage (breadcrumb and text)."""
+    return context_prefix(context, heading) + passage
+
+
+def context_prefix(context: tuple[str, str], heading: str) -> str:
+    """The lines :func:`in_context` puts before a passage under ``heading`` (``""``: none)."""
     shown = _words(heading)
     parts = [part for part in context if part and not _words(part) <= shown]
-    return "\n".join((*parts, passage)) if parts else passage
+    return "".join(f"{part}\n" for part in parts)
 
 
 def _words(text: str) -> set[str]:

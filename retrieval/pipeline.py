@@ -7,10 +7,11 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from retrieval.citations import hit, sources
+from retrieval.citations import hit, near_copy, sources
 from retrieval.comparison import balance_sides, comparison_sides
 from retrieval.errors import EmptyQuery, InvalidSearchParameter, QueryTooLong
 from retrieval.highlights import matched_words
+from retrieval.near_duplicates import collapse
 from retrieval.noise import demotion, look_alikes
 from retrieval.relevance import clamp, insufficient_evidence, lexical_relevance
 from retrieval.shortlist import (
@@ -86,8 +87,10 @@ def search(
     )
     chunks = [indexed[entry.document].chunks[entry.ordinal] for entry in picked.entries]
     candidates = [
-        Candidate(chunk.key, chunk.passage, entry.bm25, entry.coverage)
-        for chunk, entry in zip(chunks, picked.entries, strict=True)
+        Candidate(
+            *indexed[entry.document].reader_passage(entry.ordinal), entry.bm25, entry.coverage
+        )
+        for entry in picked.entries
     ]
     reranked = _rerank(reranker, query, candidates, time.monotonic() + rerank_timeout)
     order, scores, warnings = _final_order(reranker.name, reranked, candidates)
@@ -102,16 +105,23 @@ def search(
     sides = comparison_sides(query)
     if sides is not None and candidates:
         order = _balance(index, indexed, matrices, picked, order, sides)
+    shown = collapse(order, lambda i: chunks[i].key, lambda i: chunks[i].text, limit=top_k)
     hits: list[Hit] = [
         hit(
-            chunks[i],
-            indexed[picked.entries[i].document].ref,
-            score=scores[i],
-            bm25=candidates[i].bm25,
-            relevance=relevance[i],
-            matched_words=_marked(index, indexed[picked.entries[i].document], query, chunks[i]),
+            chunks[item.position],
+            _ref(indexed, picked, item.position),
+            score=scores[item.position],
+            bm25=candidates[item.position].bm25,
+            relevance=relevance[item.position],
+            matched_words=_marked(
+                index, indexed[picked.entries[item.position].document], query, chunks[item.position]
+            ),
+            near_copies=tuple(
+                near_copy(chunks[i], _ref(indexed, picked, i), similarity)
+                for i, similarity in item.copies
+            ),
         )
-        for i in _distinct(order, chunks)[:top_k]
+        for item in shown
     ]
     return SearchResult(
         hits=hits,
@@ -139,17 +149,9 @@ def _marked(
     return matched_words(tokenizer, chunk.text, tokenizer.query_terms(query))
 
 
-def _distinct(order: Sequence[int], chunks: Sequence[Chunk]) -> list[int]:
-    """``order`` without repeats of a passage text already placed (another copy of the same
-    document, a template sibling): the best-ranked copy stays, and its source names the others
-    as look-alikes."""
-    seen: set[str] = set()
-    kept: list[int] = []
-    for i in order:
-        if chunks[i].key not in seen:
-            seen.add(chunks[i].key)
-            kept.append(i)
-    return kept
+def _ref(indexed: Sequence[IndexedDocument], picked: Shortlist, position: int) -> DocumentRef:
+    """The document of the candidate at ``position``."""
+    return indexed[picked.entries[position].document].ref
 
 
 def _balance(

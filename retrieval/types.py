@@ -19,7 +19,9 @@ class Candidate(NamedTuple):
     key: str
     """Stable cache key of the passage text (sha256 hex of ``text``)."""
     text: str
-    """The passage as the reranker should read it (heading breadcrumb, then body)."""
+    """The passage as the reranker should read it: its document's title and informative
+    file name where the breadcrumb does not show them, the heading breadcrumb, then the
+    body (:func:`retrieval.context.in_context`, the text BM25 reads too)."""
     bm25: float
     """The passage's BM25 score for the query."""
     coverage: float = 0.0
@@ -63,11 +65,14 @@ class Chunk(NamedTuple):
     pages: tuple[int, int]
     """First and last 1-based page the chunk touches."""
     key: str
-    """sha256 hex of :attr:`passage`, the text a reranker reads: the reranker cache key."""
+    """sha256 hex of :attr:`passage`: the passage's identity (exact copies, look-alike
+    documents). The reranker reads it in its document's context, under
+    :attr:`IndexedDocument.reader_keys <retrieval.index.IndexedDocument.reader_keys>`."""
 
     @property
     def passage(self) -> str:
-        """What BM25 and the reranker read: the breadcrumb, a blank line, then the text."""
+        """The breadcrumb, a blank line, then the text (BM25 and the reranker read it after
+        the document's context: :func:`retrieval.context.in_context`)."""
         return passage_text(self.heading, self.text)
 
 
@@ -123,6 +128,27 @@ class Shortlist(NamedTuple):
     """True when no query term occurs in any chunk (``entries`` are then in document order)."""
 
 
+class NearCopy(NamedTuple):
+    """A passage folded into a hit because it says nearly the same
+    (:mod:`retrieval.near_duplicates`): where it is, so nothing is silently lost."""
+
+    chunk_id: str
+    document_id: str
+    document_name: str
+    pages: tuple[int, int]
+    similarity: float
+    """Word 3-shingle Jaccard with the hit's text; 1.0 for an identical passage."""
+
+    def to_dict(self) -> dict[str, object]:
+        """The REST/MCP shape."""
+        return {
+            "document": {"id": self.document_id, "name": self.document_name},
+            "pages": list(self.pages),
+            "chunk_id": self.chunk_id,
+            "similarity": self.similarity,
+        }
+
+
 class Hit(NamedTuple):
     """One cited passage of a search result."""
 
@@ -141,6 +167,9 @@ class Hit(NamedTuple):
     not evidence."""
     matched_words: tuple[str, ...] = ()
     """Words of ``text`` (casefolded) that match a query term: what a reader sees marked."""
+    near_copies: tuple[NearCopy, ...] = ()
+    """Lower-ranked passages with nearly the same text (another version of the document, a
+    repeated block, a template sibling), folded into this hit instead of shown again."""
 
     @property
     def relevance_label(self) -> RelevanceLabel:
@@ -196,6 +225,7 @@ class SearchResult(NamedTuple):
                     "score": hit.score,
                     "relevance": hit.relevance,
                     "relevance_label": hit.relevance_label,
+                    "near_copies": [copy.to_dict() for copy in hit.near_copies],
                 }
                 for hit in self.hits
             ],

@@ -568,6 +568,7 @@ def search(
     query: str, project_name: str, user_name: str | None, top_k: int | None, as_json: bool
 ) -> None:
     """Search a project; prints cited passages."""
+    from retrieval.citations import near_copies_note
     from service.http.schemas import SearchResponse
     from service.services.search import search_project
 
@@ -592,6 +593,8 @@ def search(
         relevance = f"relevance {hit.relevance_label}, {hit.relevance:.2f}"
         click.echo(f"[{number}] {hit.document_name} — {pages}  ({relevance})")
         click.echo(textwrap.indent(hit.text.strip(), "    "))
+        if hit.near_copies:
+            click.echo(f"    ({near_copies_note(hit.near_copies)})")
         click.echo()
     if not result.reranked:
         click.echo(f"(order: BM25; reranker {result.reranker} did not run)", err=True)

@@ -301,6 +301,20 @@ class SearchRequest(Struct):
     document_ids: list[UUID] | None = None
 
 
+class SearchNearCopy(Struct):
+    document: DocumentName
+    pages: list[int]
+    chunk_id: str
+    similarity: Annotated[
+        float,
+        msgspec.Meta(
+            ge=0.0,
+            le=1.0,
+            description="Word 3-shingle Jaccard with the result's text; 1 for an identical passage.",
+        ),
+    ]
+
+
 class SearchHit(Struct):
     document: DocumentName
     pages: list[int]
@@ -329,6 +343,16 @@ class SearchHit(Struct):
     matched_words: list[str]
     """Words of ``text`` (casefolded) that match a query term, as BM25 matched them: the
     words to mark when showing the passage."""
+    near_copies: Annotated[
+        list[SearchNearCopy],
+        msgspec.Meta(
+            description=(
+                "Lower-ranked passages with nearly the same text (another version of the "
+                "document, a repeated block, a template sibling), folded into this result "
+                "instead of shown again: where each one is."
+            )
+        ),
+    ]
 
 
 class SearchSource(Struct):
@@ -391,6 +415,17 @@ class SearchResponse(Struct):
                     relevance=hit.relevance,
                     relevance_label=hit.relevance_label,
                     matched_words=list(hit.matched_words),
+                    near_copies=[
+                        SearchNearCopy(
+                            document=DocumentName(
+                                id=UUID(copy.document_id), name=copy.document_name
+                            ),
+                            pages=list(copy.pages),
+                            chunk_id=copy.chunk_id,
+                            similarity=copy.similarity,
+                        )
+                        for copy in hit.near_copies
+                    ],
                 )
                 for hit in result.hits
             ],

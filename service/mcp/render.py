@@ -11,6 +11,7 @@ import textwrap
 from collections.abc import Sequence
 
 from retrieval import SearchResult
+from retrieval.citations import near_copies_note
 from service.records import Document, Project
 from service.services.documents import ocr_note, unsearchable_reason
 from service.services.mentions import Mentions
@@ -90,6 +91,8 @@ def _search_body(project: Project, query: str, result: SearchResult) -> str:
         heading = f" — {hit.heading}" if hit.heading else ""
         lines.append(f"[{number}] {hit.document_name} — {page_span(hit.pages)}{heading}")
         lines.append(textwrap.indent(hit.text.strip(), "  "))
+        if hit.near_copies:
+            lines.append(f"  ({near_copies_note(hit.near_copies)})")
     lines.append("")
     lines.append("Sources:")
     for source in result.sources:

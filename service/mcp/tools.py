@@ -114,6 +114,7 @@ async def search_documents(
                 "bm25": hit.bm25,
                 "relevance": hit.relevance,
                 "relevance_label": hit.relevance_label,
+                "near_copies": [copy.to_dict() for copy in hit.near_copies],
             }
             for number, hit in enumerate(result.hits, start=1)
         ],

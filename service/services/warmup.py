@@ -376,11 +376,11 @@ class Warmup:
         passages: dict[str, str] = {}
         for ref in refs:
             try:
-                chunks = self.index.chunks(ref)
+                found = self.index.reader_passages(ref)
             except DocumentNotIndexed:
                 continue  # evicted, or never loaded here: its next search loads it
-            for chunk in chunks:
-                passages.setdefault(chunk.key, chunk.passage)
+            for key, text in found:
+                passages.setdefault(key, text)
         return list(passages.items())
 
     def _report(self, project_id: str, warm: int, total: int) -> None:

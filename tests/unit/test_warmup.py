@@ -84,8 +84,8 @@ class RecordingWarmer:
 def _indexed(index: ChunkIndex, warmer: RecordingWarmer, documents: list[SourceDocument]) -> None:
     index.add(documents)
     for document in documents:
-        for chunk in index.chunks(document.ref):
-            warmer.owner[chunk.key] = document.id
+        for key, _ in index.reader_passages(document.ref):
+            warmer.owner[key] = document.id
 
 
 def test_searched_projects_come_first_then_uploads_then_recent_use() -> None:
@@ -173,7 +173,7 @@ def test_new_documents_are_chunked_by_the_warm_up() -> None:
     finally:
         warmup.close()
     assert index.missing([document.ref]) == []
-    assert warmer.vectors == {chunk.key for chunk in index.chunks(document.ref)}
+    assert warmer.vectors == {key for key, _ in index.reader_passages(document.ref)}
 
 
 def test_the_thread_runs_at_a_lower_priority_and_stops_promptly_when_closed() -> None:

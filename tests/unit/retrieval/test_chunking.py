@@ -266,7 +266,7 @@ def test_markdown_without_page_markers_is_page_one() -> None:
     assert {chunk.pages for chunk in chunks} == {(1, 1)}
 
 
-def test_chunk_key_is_the_sha256_of_what_the_reranker_reads() -> None:
+def test_chunk_key_is_the_sha256_of_its_passage() -> None:
     import hashlib
 
     (chunk,) = chunk_markdown("d", "# Title\n\nBody text.", chunk_size=100)

@@ -46,8 +46,11 @@ APPLES = SourceDocument(
     "apples.pdf",
     "a1",
     "".join(
-        f"<!-- page {n} -->\n# Apples {n}\n\nApples: crisp apples, apple pie, apple juice.\n"
-        for n in range(1, 4)
+        f"<!-- page {n} -->\n# Apples {n}\n\nApples: {text}\n"
+        for n, text in enumerate(
+            ("crisp apples, apple pie.", "apple juice, apples baked.", "dried apples, apple jam."),
+            start=1,
+        )
     ),
 )
 PEARS = SourceDocument(
@@ -55,10 +58,17 @@ PEARS = SourceDocument(
     "pears.pdf",
     "p1",
     "".join(
-        f"<!-- page {n} -->\n# Orchard notes {n}\n\nThe orchard was walked in autumn by the "
-        "keeper, who noted the state of the hedges, the gates, the drainage and the grass, and "
-        "that the pears on the south wall ripen late, after the plums.\n"
-        for n in range(1, 4)
+        f"<!-- page {n} -->\n# Orchard notes {n}\n\nThe orchard was walked in {season} by the "
+        f"keeper, who noted the state of the {things}, and that the pears on the south wall "
+        "ripen late, after the plums.\n"
+        for n, (season, things) in enumerate(
+            (
+                ("autumn", "hedges, the gates and the drainage"),
+                ("spring", "new grafts, the beehives and the frost damage"),
+                ("winter", "pruning cuts, the fences and the paths"),
+            ),
+            start=1,
+        )
     ),
 )
 

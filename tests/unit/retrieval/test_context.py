@@ -1,12 +1,15 @@
-"""BM25 reads a passage with its document's title and informative file name."""
+"""BM25 and the reranker read a passage with its document's title and informative file name."""
 
 from __future__ import annotations
 
-from retrieval.context import bm25_text, document_context, document_title, informative_name
+import hashlib
+from collections.abc import Sequence
+
+from retrieval.context import document_context, document_title, in_context, informative_name
 from retrieval.index import ChunkIndex
 from retrieval.pipeline import search
 from retrieval.rerankers.none import NoReranker
-from retrieval.types import SourceDocument
+from retrieval.types import Candidate, RerankResult, SourceDocument
 
 
 def test_informative_names_drop_numbers_extensions_and_filler_words() -> None:
@@ -21,8 +24,8 @@ def test_the_context_skips_what_the_passage_already_shows() -> None:
     assert document_title(markdown) == "Ki67 in Breast Cancer"
     context = document_context("ki67-in-breast-cancer.pdf", markdown)
     assert context == ("Ki67 in Breast Cancer", "")  # the name only repeats the title
-    assert bm25_text(context, "Ki67 in Breast Cancer > Methods", "body") == "body"
-    assert bm25_text(context, "Methods", "body") == "Ki67 in Breast Cancer\nbody"
+    assert in_context(context, "Ki67 in Breast Cancer > Methods", "body") == "body"
+    assert in_context(context, "Methods", "body") == "Ki67 in Breast Cancer\nbody"
 
 
 def test_a_question_naming_the_subject_finds_the_page_that_answers() -> None:
@@ -41,3 +44,38 @@ def test_a_question_naming_the_subject_finds_the_page_that_answers() -> None:
     result = search(index, "hurricane landfall", [report.ref, other.ref], reranker=NoReranker())
     assert (result.hits[0].document_id, result.hits[0].pages) == ("r", (2, 2))
     assert "hurricane" not in result.hits[0].text  # the hit's text is the passage as it was
+
+
+class Recording:
+    """A reranker that keeps the candidates it was given and keeps BM25 order."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.seen: list[Candidate] = []
+
+    def rerank(
+        self, query: str, candidates: Sequence[Candidate], *, deadline: float
+    ) -> RerankResult:
+        self.seen.extend(candidates)
+        return RerankResult(scores=[c.bm25 for c in candidates], reranked=True)
+
+
+def test_the_reranker_reads_the_same_context_keyed_by_what_it_reads() -> None:
+    report = SourceDocument(
+        "r",
+        "coastal-storms.pdf",
+        "h",
+        "<!-- page 1 -->\n# Hurricane season 2024\n\nA summary of the year.\n\n"
+        "<!-- page 2 -->\n# Landfalls\n\nStorms made landfall on the coast 14 times.\n",
+    )
+    index = ChunkIndex(chunk_size=60)
+    index.add([report])
+    reranker = Recording()
+    search(index, "landfall", [report.ref], reranker=reranker)
+    (candidate,) = [c for c in reranker.seen if "landfall" in c.text]
+    (chunk,) = [c for c in index.chunks(report.ref) if "landfall" in c.text]
+    assert chunk.heading == "Landfalls"  # the breadcrumb alone does not name the document
+    assert candidate.text == "Hurricane season 2024\ncoastal storms\n" + chunk.passage
+    assert candidate.key == hashlib.sha256(candidate.text.encode()).hexdigest() != chunk.key
+    assert index.reader_passages(report.ref)[chunk.ordinal] == (candidate.key, candidate.text)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -147,10 +148,13 @@ def test_the_reranker_reads_breadcrumb_and_text_keyed_by_sha256(index: ChunkInde
     ((query, candidates, deadline),) = reranker.calls
     assert query == "apple"
     assert before + 3.0 <= deadline <= time.monotonic() + 3.0
-    chunks = {chunk.key: chunk for ref in REFS for chunk in index.chunks(ref)}
+    chunks = {chunk.id: chunk for ref in REFS for chunk in index.chunks(ref)}
+    read = {key: text for ref in REFS for key, text in index.reader_passages(ref)}
+    assert candidates
     for candidate in candidates:
-        assert candidate.text == chunks[candidate.key].passage
-        assert candidate.text.startswith(chunks[candidate.key].heading)
+        assert read[candidate.key] == candidate.text
+        assert candidate.key == hashlib.sha256(candidate.text.encode()).hexdigest()
+        assert any(candidate.text.endswith(chunk.passage) for chunk in chunks.values())
 
 
 def test_sources_name_each_cited_document_once_in_first_appearance_order(
@@ -266,6 +270,7 @@ def test_to_dict_gives_the_rest_shape(index: ChunkIndex) -> None:
         "score",
         "relevance",
         "relevance_label",
+        "near_copies",
     }
     assert first["document"] == {"id": result.hits[0].document_id, "name": "Fruit.pdf"}
     assert shaped["reranker"] == "down"

@@ -82,7 +82,16 @@ export function createSearch({ form, input, status, results, getProjectId }) {
       ),
       result.heading ? el("p", { class: "result-heading", text: result.heading }) : null,
       el("div", { class: "passage" }, renderPassage(result.text, result.matched_words || [])),
+      copiesNote(result.near_copies || []),
     );
+  }
+
+  function copiesNote(copies) {
+    // Passages with nearly the same text were folded into this one: say where they are.
+    if (!copies.length) return null;
+    const places = copies.map((copy) => `${copy.document.name} ${pageLabel(copy.pages)}`);
+    const count = copies.length === 1 ? "1 near-copy folded" : `${copies.length} near-copies folded`;
+    return el("p", { class: "result-copies", text: `${count}: ${places.join("; ")}` });
   }
 
   function relevanceMeter(result) {

@@ -1,0 +1,56 @@
+"""The folded near-copies of a hit, as the MCP text, the REST body and the CLI JSON show them."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+import msgspec
+
+from retrieval.index import ChunkIndex
+from retrieval.pipeline import search
+from retrieval.rerankers.none import NoReranker
+from retrieval.types import SearchResult, SourceDocument
+from service.http.schemas import SearchResponse
+from service.mcp import render
+from service.records import Project
+
+CLAUSE = (
+    "The supplier shall deliver the spare parts to the warehouse within {days} working days "
+    "of the order and shall bear the cost of any return caused by damage in transit."
+)
+OLD, NEW = str(uuid.uuid4()), str(uuid.uuid4())
+
+
+def _result() -> SearchResult:
+    documents = [
+        SourceDocument(
+            OLD, "contract-2023.pdf", "a", "<!-- page 2 -->\n" + CLAUSE.format(days="ten")
+        ),
+        SourceDocument(
+            NEW, "contract-2024.pdf", "b", "<!-- page 3 -->\n" + CLAUSE.format(days="five")
+        ),
+    ]
+    index = ChunkIndex()
+    index.add(documents)
+    return search(index, "damage in transit", [d.ref for d in documents], reranker=NoReranker())
+
+
+def test_the_mcp_text_says_where_the_folded_copy_is() -> None:
+    result = _result()
+    (hit,) = result.hits
+    (copy,) = hit.near_copies
+    project = Project(uuid.uuid4(), "contracts", datetime.now(UTC), 2, 2)
+    text = render.search_text(project, "damage in transit", result)
+    assert text.count("warehouse") == 1
+    assert f"  (1 near-copy folded: {copy.document_name} p. {copy.pages[0]})" in text.splitlines()
+
+
+def test_the_rest_body_and_cli_json_carry_the_folded_copy() -> None:
+    result = _result()
+    body = msgspec.json.decode(msgspec.json.encode(SearchResponse.from_result(result)))
+    (shown,) = body["results"]
+    (copy,) = shown["near_copies"]
+    assert {shown["document"]["id"], copy["document"]["id"]} == {OLD, NEW}
+    assert copy["pages"] == ([2, 2] if copy["document"]["id"] == OLD else [3, 3])
+    assert 0.5 <= copy["similarity"] < 1.0
