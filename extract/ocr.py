@@ -258,8 +258,8 @@ this set prefers Tesseract when it is installed."""
 DETECTION_SIDE = 960
 """Longest side, in pixels, of the image RapidOCR's text detector sees (it scales larger pages
 down; lines are then cut from the full rendering for recognition). Detection costs about the
-square of this: 2000 px took 2.7 CPU-s on a page at 150 dpi, 960 px takes 0.6 with the same
-word recall (``docs/benchmarks.md``); 768 px starts merging lines of small print."""
+square of this: a page at 150 dpi seen whole (1755 px) took 2.7 CPU-s, at 960 px it takes 0.6
+with the same word recall (``docs/benchmarks.md``); 768 px starts merging lines of small print."""
 UNCLIP_RATIO = 2.2
 """How far RapidOCR grows each detected text kernel into the line it cuts out (its default is
 1.6). Taller cut-outs shrink to fewer pixels at the recogniser's fixed 48-px height, so
