@@ -9,13 +9,14 @@ room for engine updates, never above the targets the bench tracks.
 from __future__ import annotations
 
 import io
+import itertools
 import shutil
 from typing import Any
 
 import pytest
 
 from extract import Extraction, ExtractionLimits, OcrOptions, extract_document, extract_in_sandbox
-from extract.ocr import rapidocr_available
+from extract.ocr import NoEngine, layout_text, rapidocr_available, render_pdf_page, select_engine
 from tests.support.ocr_truth import image_only_pdf, page_text, word_recall
 from tests.support.paths import CORPUS_DIR
 from tests.unit.extract import samples
@@ -117,6 +118,27 @@ def test_an_image_with_nothing_legible_is_an_empty_document() -> None:
 
     with pytest.raises(EmptyDocumentError, match="No legible text was recognised"):
         extract_document(buffer.getvalue(), "blank.png", None)
+
+
+def test_rapidocr_reports_single_spaced_lines_as_boxes_that_barely_touch() -> None:
+    import pymupdf
+
+    lines = ["The first line of a paragraph", "runs on to the second line", "and ends here."]
+    document: Any = pymupdf.open()
+    page = document.new_page(width=300, height=90)
+    for number, text in enumerate(lines):  # 12 pt type on 14 pt leading
+        page.insert_text((12, 24 + 14 * number), text, fontsize=12)
+    image = render_pdf_page(page, 150)
+    engine = select_engine(OcrOptions(engine="rapidocr"))
+    assert not isinstance(engine, NoEngine)
+
+    boxes = sorted(engine.recognise(image), key=lambda box: box.y0)
+
+    # Lines are cut out tall for recognition (these overlap by ~7 px as cut), but reported
+    # without the overlap that would hide the gaps layout_text's XY cut splits at.
+    assert len(boxes) == 3
+    assert all(upper.y1 <= lower.y0 + 1 for upper, lower in itertools.pairwise(boxes))
+    assert word_recall(" ".join(lines), layout_text(boxes)) >= 0.9
 
 
 @pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract is not installed")
