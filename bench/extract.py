@@ -94,8 +94,8 @@ def _long_document(name: str, pages: int) -> bytes:
     return data
 
 
-def _run_long(method: str, name: str, pages_wanted: str) -> dict[str, Any]:
-    """Worker side: extract one long PDF with ``method``."""
+def _run_long(method: str, name: str, pages_wanted: str, ocr_engine: str) -> dict[str, Any]:
+    """Worker side: extract one long PDF with ``method`` (Shortlist's OCR engine ``ocr_engine``)."""
     import pymupdf
 
     data = _long_document(name, int(pages_wanted))
@@ -112,13 +112,14 @@ def _run_long(method: str, name: str, pages_wanted: str) -> dict[str, Any]:
                 )
             )
     else:
-        from extract import SandboxPool, extract_in_sandbox
+        from extract import ExtractionLimits, OcrOptions, SandboxPool, extract_in_sandbox
 
+        limits = ExtractionLimits(ocr=OcrOptions(engine="off" if ocr_engine == "off" else "auto"))
         if method == "one child":
-            extraction = extract_in_sandbox(data, "long.pdf", None)
+            extraction = extract_in_sandbox(data, "long.pdf", None, limits=limits)
         else:
             with SandboxPool(spares=0) as pool:
-                extraction = pool.extract(data, "long.pdf", None)
+                extraction = pool.extract(data, "long.pdf", None, limits=limits)
         pages, plain = extraction.page_count, _plain_pages(extraction.warnings)
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return {
@@ -302,7 +303,10 @@ def main() -> None:
     parser.add_argument("--worker", choices=METHODS, help=argparse.SUPPRESS)
     parser.add_argument("--pages", type=int, default=0,
                         help="long suite: only the first N pages of each document (0: all)")  # fmt: skip
-    parser.add_argument("--long-worker", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--ocr", choices=["off", "auto"], default="off",
+                        help="long suite: Shortlist's OCR engine (off compares layout work with "
+                             "pymupdf4llm, which recognises nothing)")  # fmt: skip
+    parser.add_argument("--long-worker", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("files", nargs="*", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.worker:
@@ -331,7 +335,9 @@ def main() -> None:
         for name in (LONG_MANUAL, PAPER_LIKE):
             for method in arguments.long_methods:
                 runs = [
-                    _in_fresh_process(["--long-worker", method, name, str(arguments.pages)])
+                    _in_fresh_process(
+                        ["--long-worker", method, name, str(arguments.pages), arguments.ocr]
+                    )
                     for _ in range(arguments.runs)
                 ]
                 rows.append(_median_run(runs))
