@@ -42,6 +42,14 @@ def pdf_report() -> bytes:
     return bytes(document.tobytes())
 
 
+def _dark_bar_page(document: Any) -> None:
+    """A scan with a dark bar on white: not blank, so recognition is asked to read it."""
+    pixmap = pymupdf.Pixmap(pymupdf.csGRAY, pymupdf.IRect(0, 0, 100, 100), False)
+    pixmap.set_rect(pixmap.irect, (255,))
+    pixmap.set_rect(pymupdf.IRect(10, 10, 90, 20), (0,))
+    _new_page(document).insert_image(pymupdf.Rect(0, 0, 595, 842), pixmap=pixmap)
+
+
 def _image_page(document: Any) -> None:
     """A scanned blank sheet: an off-white image over the whole page, nothing legible on it."""
     page = _new_page(document)
@@ -52,12 +60,14 @@ def _image_page(document: Any) -> None:
 
 def pdf_pages(kinds: str) -> bytes:
     """One page per letter: ``t`` a page of text, ``s`` a scan of a blank sheet (an image, no
-    text layer, nothing for OCR to read)."""
+    text layer, nothing for OCR to read), ``d`` a scan with a dark bar (an engine reads it)."""
     document: Any = pymupdf.open()
     for number, kind in enumerate(kinds, start=1):
         if kind == "t":
             page = _new_page(document)
             page.insert_text((72, 100), f"Page {number} has a real text layer.", fontsize=11)
+        elif kind == "d":
+            _dark_bar_page(document)
         else:
             _image_page(document)
     return bytes(document.tobytes())

@@ -184,7 +184,7 @@ def test_a_blank_page_image_is_not_handed_to_the_engine() -> None:
 def test_recognised_pdf_pages_keep_markers_offsets_and_are_flagged() -> None:
     clock = _Clock()
     engine = _StandIn(clock, seconds_per_page=0.0)
-    data = _pdf_with_a_dark_scan_between_text_pages()
+    data = samples.pdf_pages("tdt")
 
     extraction = extract_pdf(data, ExtractionLimits(), ocr=engine, clock=clock)
 
@@ -198,24 +198,6 @@ def test_recognised_pdf_pages_keep_markers_offsets_and_are_flagged() -> None:
     assert any(
         "Text recognised from images (OCR, stand-in) on page 2" in w for w in extraction.warnings
     )
-
-
-def _pdf_with_a_dark_scan_between_text_pages() -> bytes:
-    import pymupdf
-
-    document = pymupdf.open()
-    for number in (1, 2, 3):
-        page = document.new_page(width=595, height=842)
-        if number == 2:
-            pixmap = pymupdf.Pixmap(pymupdf.csGRAY, pymupdf.IRect(0, 0, 100, 100), False)
-            pixmap.set_rect(pixmap.irect, (255,))
-            pixmap.set_rect(pymupdf.IRect(10, 10, 90, 20), (0,))
-            page.insert_image(page.rect, pixmap=pixmap)
-        else:
-            page.insert_text((72, 100), f"Page {number} has a real text layer.", fontsize=11)
-    data = bytes(document.tobytes())
-    document.close()
-    return data
 
 
 def test_ocr_turned_off_selects_no_engine_and_images_say_why() -> None:
@@ -276,7 +258,7 @@ class _Broken:
 def test_a_scan_whose_recognition_failed_says_so_rather_than_nothing_legible() -> None:
     from extract import ScannedPdfError
 
-    data = _pdf_with_a_dark_scan_between_text_pages()
+    data = samples.pdf_pages("tdt")
     scan_only = _only_page(data, 1)
 
     with pytest.raises(ScannedPdfError, match=r"OCR\) failed on them \(engine crashed\)"):

@@ -112,7 +112,7 @@ def test_a_long_pdf_with_a_scanned_page_read_in_parts_equals_the_one_read_whole(
 
 def test_parts_recognise_their_own_pages_within_the_documents_ocr_budget() -> None:
     clock = _Clock()
-    data = _pdf_with_dark_scans("tdtdtd")
+    data = samples.pdf_pages("tdtdtd")
     limits = ExtractionLimits(ocr=OcrOptions(max_pages=2))
     left_out = survey_pdf(data, limits).ocr_left_out(limits)
     whole_engine, parts_engine = _StandIn(clock, 0.0), _StandIn(clock, 0.0)
@@ -135,25 +135,6 @@ def test_parts_recognise_their_own_pages_within_the_documents_ocr_budget() -> No
     assert joined.ocr_pages == whole.ocr_pages == (2, 4)
     assert joined.warnings == whole.warnings
     assert any("Page 6 not recognised: the OCR budget of 2 pages" in w for w in joined.warnings)
-
-
-def _pdf_with_dark_scans(kinds: str) -> bytes:
-    """One page per letter: ``t`` text, ``d`` an image with a dark bar (recognition reads it)."""
-    import pymupdf
-
-    document = pymupdf.open()
-    for number, kind in enumerate(kinds, start=1):
-        page = document.new_page(width=595, height=842)
-        if kind == "d":
-            pixmap = pymupdf.Pixmap(pymupdf.csGRAY, pymupdf.IRect(0, 0, 100, 100), False)
-            pixmap.set_rect(pixmap.irect, (255,))
-            pixmap.set_rect(pymupdf.IRect(10, 10, 90, 20), (0,))
-            page.insert_image(page.rect, pixmap=pixmap)
-        else:
-            page.insert_text((72, 100), f"Page {number} has a real text layer.", fontsize=11)
-    data = bytes(document.tobytes())
-    document.close()
-    return data
 
 
 def test_a_part_whose_layout_attempt_failed_is_plain_text_and_says_which_pages() -> None:
