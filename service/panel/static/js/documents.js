@@ -118,12 +118,12 @@ export function createDocumentList({ table, body, empty, onUpdate, onView }) {
         onclick: () => openOriginal(doc.id, null),
       }),
       el("button", {
-        type: "button", class: "button small secondary", text: "Re-extract",
+        type: "button", class: "button small secondary writes", text: "Re-extract",
         "aria-label": `Re-extract ${doc.name}`, disabled: isInProgress(doc),
         onclick: () => reextract(doc),
       }),
       el("button", {
-        type: "button", class: "button small danger", text: "Delete",
+        type: "button", class: "button small danger writes", text: "Delete",
         "aria-label": `Delete ${doc.name}`,
         onclick: () => remove(doc),
       }),

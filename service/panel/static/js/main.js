@@ -74,6 +74,7 @@ function show(view) {
 
 function showSignIn() {
   setCsrfToken(null);
+  document.body.classList.remove("read-only");
   documents.setProject(null);
   requests.setProject(null);
   show("sign-in");
@@ -83,6 +84,10 @@ function showSignIn() {
 async function enterWorkspace(session) {
   setCsrfToken(session.csrf_token);
   byId("user-name").textContent = session.user.name;
+  // A read-only token sees no control that would only answer token_read_only.
+  const readOnly = session.user.scope === "read";
+  document.body.classList.toggle("read-only", readOnly);
+  byId("read-only-note").hidden = !readOnly;
   show("workspace");
   try {
     await projects.load();

@@ -25,7 +25,7 @@ export function createRequestList({ section, list, onApproved }) {
     });
     input.value = request.source_url || "";
     const error = el("p", { class: "error", role: "alert" });
-    const form = el("form", { class: "input-with-button", novalidate: true },
+    const form = el("form", { class: "input-with-button writes", novalidate: true },
       input, el("button", { type: "submit", class: "button secondary", text: "Approve" }));
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
