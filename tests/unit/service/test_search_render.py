@@ -14,6 +14,7 @@ from retrieval.types import SearchResult, SourceDocument
 from service.http.schemas import SearchResponse
 from service.mcp import render
 from service.records import Project
+from service.services.search import ProjectSearch
 
 CLAUSE = (
     "The supplier shall deliver the spare parts to the warehouse within {days} working days "
@@ -36,19 +37,23 @@ def _result() -> SearchResult:
     return search(index, "damage in transit", [d.ref for d in documents], reranker=NoReranker())
 
 
+def _found(result: SearchResult) -> ProjectSearch:
+    project = Project(uuid.uuid4(), "contracts", datetime.now(UTC), 2, 2)
+    return ProjectSearch(project, "damage in transit", result, documents_not_searchable=0)
+
+
 def test_the_mcp_text_says_where_the_folded_copy_is() -> None:
     result = _result()
     (hit,) = result.hits
     (copy,) = hit.near_copies
-    project = Project(uuid.uuid4(), "contracts", datetime.now(UTC), 2, 2)
-    text = render.search_text(project, "damage in transit", result)
+    text = render.search_text(_found(result))
     assert text.count("warehouse") == 1
     assert f"  (1 near-copy folded: {copy.document_name} p. {copy.pages[0]})" in text.splitlines()
 
 
 def test_the_rest_body_and_cli_json_carry_the_folded_copy() -> None:
     result = _result()
-    body = msgspec.json.decode(msgspec.json.encode(SearchResponse.from_result(result)))
+    body = msgspec.json.decode(msgspec.json.encode(SearchResponse.from_search(_found(result))))
     (shown,) = body["results"]
     (copy,) = shown["near_copies"]
     assert {shown["document"]["id"], copy["document"]["id"]} == {OLD, NEW}
