@@ -14,6 +14,7 @@ fell back to plain text. Parts travel between processes as JSON.
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any
 
 from extract.errors import CorruptDocumentError
@@ -27,6 +28,17 @@ these kinds are read in the worker's own process, without a child."""
 
 PART_LAYOUT_SHARE = 0.8
 """Share of a part's timeout its layout analysis may use (the rest is the plain pass)."""
+
+
+def default_workers() -> int:
+    """Children reading one PDF's parts at once when not set: one per two CPU cores.
+
+    The layout model's ONNX Runtime sessions already run each inference on a thread per
+    core, so one child keeps about two cores busy; on 2 cores the 400-page IRS manual took
+    71 s wall and 131 CPU-s with one child against 81 s and 159 CPU-s with two, which only
+    competed for the same cores (docs/benchmarks.md).
+    """
+    return max(1, (os.cpu_count() or 1) // 2)
 
 
 def part_ranges(page_count: int, pages_per_part: int) -> list[range]:

@@ -57,6 +57,7 @@ from extract.errors import (
 from extract.pdf import PdfPart, join_pdf_parts
 from extract.pdf_ranges import (
     IN_PROCESS_KINDS,
+    default_workers,
     part_from_payload,
     part_limits,
     part_ranges,
@@ -328,7 +329,7 @@ class SandboxPool:
     ) -> None:
         self.spares = spares
         self.memory_mb = memory_mb
-        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.workers = max(1, workers or default_workers())
         self.pages_per_part = pages_per_part
         self.split_min_pages = split_min_pages
         self.documents_per_child = documents_per_child

@@ -134,7 +134,7 @@ class ExtractionSettings(BaseModel):
     warm_processes: int = Field(default=1, ge=0, le=32)
     """Extraction processes a worker keeps started with the PDF libraries loaded, waiting for PDFs (~150 MB each, ~500 MB once used; 0 starts them on demand)."""
     workers: int | None = Field(default=None, ge=1, le=64)
-    """Processes reading the parts of one long PDF at once (default: one per CPU core)."""
+    """Processes reading the parts of one long PDF at once (default: one per two CPU cores; each one's layout inference already keeps about two cores busy)."""
     pages_per_part: int = Field(default=16, ge=1)
     """Pages of a long PDF each process reads in one go (smaller parts balance better and report progress more often)."""
     split_min_pages: int = Field(default=32, ge=2)

@@ -9,6 +9,7 @@ store too, so ``open`` and ``re-extract`` work for ingested documents.
 from __future__ import annotations
 
 import mimetypes
+import os
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -50,10 +51,10 @@ async def ingest_file(
 
 
 async def ingest_files(runtime: Runtime, project: Project, paths: list[Path]) -> list[Ingested]:
-    """:func:`ingest_file` for each path, as many at a time as the worker has extraction
-    processes for (one per core by default); results in the order of ``paths``."""
+    """:func:`ingest_file` for each path, one per CPU core at a time (small text files are read
+    in this process and mostly wait for the database); results in the order of ``paths``."""
     results: list[Ingested | None] = [None] * len(paths)
-    limiter = anyio.CapacityLimiter(runtime.sandboxes.workers)
+    limiter = anyio.CapacityLimiter(os.cpu_count() or 1)
 
     async def one(index: int, path: Path) -> None:
         async with limiter:
