@@ -1,10 +1,12 @@
 """What `shortlist upload` shows while files are sent and extracted: one line per file.
 
 Several files are in flight at once, so a single progress bar no longer fits. On a
-terminal the board redraws its lines in place (``sending 45%``, ``extracting, page
-12/40``, ``ready, 40 pages``); anywhere else (a pipe, a CI log) it prints a line each
-time a file's state or page count changes, so a log tells the same story without
-control characters. Safe to update from the threads that send the files.
+terminal the board redraws the lines of the files in flight in place (``sending 45%``,
+``extracting, page 12/40``) under a count of those still queued, and prints each file's
+line for good once it settles (``ready, 40 pages``), so a folder of hundreds of files
+never draws more lines than are in flight. Anywhere else (a pipe, a CI log) it prints a
+line each time a file's state or page count changes, so a log tells the same story
+without control characters. Safe to update from the threads that send the files.
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ class FileLine:
             return f"error — {self.message}" if self.message else "error"
         return "queued"
 
+    @property
+    def settled(self) -> bool:
+        return self.phase in ("ready", "error")
+
     def milestone(self) -> tuple[Phase, int | None]:
         """What a log line is printed for: a new phase, or a new page count while extracting."""
         return self.phase, self.pages_done
@@ -63,6 +69,8 @@ class UploadBoard:
         self._lock = threading.Lock()
         self._drawn = 0
         self._last_draw = 0.0
+        self._settled: list[int] = []
+        """Files settled since the last redraw, to print for good above the board."""
         self._printed: list[tuple[Phase, int | None] | None] = [None] * len(names)
         self._width = max((len(name) for name in names), default=0)
 
@@ -108,8 +116,11 @@ class UploadBoard:
     def _change(self, index: int, **changes: Any) -> None:
         with self._lock:
             line = self._lines[index]
+            was_settled = line.settled
             for name, value in changes.items():
                 setattr(line, name, value)
+            if line.settled and not was_settled:
+                self._settled.append(index)
             self._show(index, urgent=True)
 
     def _show(self, index: int, *, urgent: bool) -> None:
@@ -127,8 +138,19 @@ class UploadBoard:
 
     def _redraw(self) -> None:
         if self._drawn:
-            self._stream.write(f"\x1b[{self._drawn}F")  # back to the board's first line
-        for line in self._lines:
-            self._stream.write(f"\x1b[2K{line.name:<{self._width}}  {line.text()}\n")
-        self._drawn = len(self._lines)
+            # Back to the board's first line, and clear it and everything under it.
+            self._stream.write(f"\x1b[{self._drawn}F\x1b[J")
+        for index in self._settled:
+            self._stream.write(self._row(self._lines[index]))
+        self._settled.clear()
+        in_flight = [line for line in self._lines if line.phase in ("sending", "extracting")]
+        for line in in_flight:
+            self._stream.write(self._row(line))
+        queued = sum(1 for line in self._lines if line.phase == "queued")
+        if queued:
+            self._stream.write(f"{queued} queued\n")
+        self._drawn = len(in_flight) + (1 if queued else 0)
         self._stream.flush()
+
+    def _row(self, line: FileLine) -> str:
+        return f"{line.name:<{self._width}}  {line.text()}\n"

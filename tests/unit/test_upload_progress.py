@@ -50,16 +50,27 @@ def test_a_log_gets_a_line_per_new_state_and_page_count_of_each_file() -> None:
     ]
 
 
-def test_a_terminal_board_redraws_every_file_in_place() -> None:
+def test_a_terminal_board_redraws_the_files_in_flight_and_prints_settled_ones_for_good() -> None:
     screen = io.StringIO()
-    board = UploadBoard(["a.pdf", "longer-name.md"], screen, live=True)
+    board = UploadBoard(["a.pdf", "longer-name.md", "c.md"], screen, live=True)
 
     board.sending(0, 200)
     board.sent(0, 100)
     board.document(1, {"status": "processing", "progress": {"pages_done": 2, "page_count": 5}})
     board.close()
+    in_flight = screen.getvalue().rsplit("\x1b[J", 1)[-1].splitlines()
 
-    drawn = screen.getvalue().split("\x1b[2F")  # each redraw goes back over both lines
-    last = [line.removeprefix("\x1b[2K") for line in drawn[-1].splitlines()]
-    assert last == ["a.pdf           sending 50%", "longer-name.md  extracting, page 2/5"]
-    assert len(drawn) >= 3, "a state change redraws at once"
+    board.document(0, {"status": "ready", "page_count": 1})
+    board.document(1, {"status": "ready", "page_count": 5})
+    board.document(2, {"status": "error", "error": {"message": "not a document"}})
+    board.close()
+    settled = screen.getvalue().rsplit("\x1b[J", 1)[-1].splitlines()
+
+    assert in_flight == [
+        "a.pdf           sending 50%",
+        "longer-name.md  extracting, page 2/5",
+        "1 queued",
+    ]
+    assert settled == ["c.md            error — not a document"]  # the last to settle
+    assert "a.pdf           ready, 1 page\n" in screen.getvalue()
+    assert "longer-name.md  ready, 5 pages\n" in screen.getvalue()
