@@ -704,8 +704,10 @@ def recognise_pages(
     deadline: float,
     clock: Callable[[], float],
     engine: OcrEngine | NoEngine | None = None,
+    on_recognised: Callable[[int], None] | None = None,
 ) -> OcrResult:
-    """Recognise ``pages`` (0-based) in order, within the budget; ``render`` draws one.
+    """Recognise ``pages`` (0-based) in order, within the budget; ``render`` draws one;
+    ``on_recognised`` is told each page whose text was read, as soon as it is.
 
     The engine (``select_engine(options)`` unless given) loads only when there is
     a page to read. A page starts only while its expected time (the slowest page
@@ -745,6 +747,8 @@ def recognise_pages(
             slowest = max(slowest, clock() - now)
         if sum(1 for char in text if char.isalnum()) >= MIN_RECOGNISED_CHARS:
             result.texts[index] = text
+            if on_recognised is not None:
+                on_recognised(index)
         else:
             result.illegible.append(index)
     return result

@@ -355,6 +355,14 @@ def extract_pdf_part(
             for i, page in enumerate(plain)
             if (reason := page.ocr_reason(limits)) is not None
         }
+        done = 0  # pages whose text is final: recognised ones first, then the rest in order
+
+        def page_done(_index: int = -1) -> None:
+            nonlocal done
+            done += 1
+            if progress is not None:
+                progress(done, len(wanted))
+
         recognition = recognise_pages(
             lambda index: render_pdf_page(document[index], limits.ocr.dpi),
             sorted(set(reasons) - set(ocr_left_out)),
@@ -362,6 +370,7 @@ def extract_pdf_part(
             deadline=ocr_deadline(started, limits),
             clock=clock,
             engine=ocr,
+            on_recognised=page_done,
         )
         recognition.over_page_budget.extend(sorted(set(reasons) & set(ocr_left_out)))
         recognised = recognition.texts
@@ -382,12 +391,12 @@ def extract_pdf_part(
         for index, page in zip(wanted, plain, strict=True):
             if index in recognised:
                 bodies.append(recognised[index])
-            elif page.error or reasons.get(index) == "no_text":
+                continue  # counted when it was recognised
+            if page.error or reasons.get(index) == "no_text":
                 bodies.append("")
             else:
                 bodies.append(layout.render(index, page))
-            if progress is not None:
-                progress(len(bodies), len(wanted))
+            page_done()
     return PdfPart(
         page_count=page_count,
         start=wanted.start,

@@ -116,10 +116,12 @@ class UploadBoard:
     def _change(self, index: int, **changes: Any) -> None:
         with self._lock:
             line = self._lines[index]
-            was_settled = line.settled
+            before = (line.settled, line.text())
             for name, value in changes.items():
                 setattr(line, name, value)
-            if line.settled and not was_settled:
+            if (line.settled, line.text()) == before:
+                return  # a poll that found nothing new
+            if line.settled and not before[0]:
                 self._settled.append(index)
             self._show(index, urgent=True)
 

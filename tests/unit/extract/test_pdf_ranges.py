@@ -189,3 +189,19 @@ def _as_payload(part: PdfPart) -> dict[str, object]:
 
     payload: dict[str, object] = json.loads(json.dumps(dataclasses.asdict(part)))
     return payload
+
+
+def test_progress_counts_recognised_pages_as_they_are_read_then_the_rest() -> None:
+    clock = _Clock()
+    engine = _StandIn(clock, 0.0)
+    seen: list[tuple[int, int]] = []  # (pages done, pages the engine had read by then)
+
+    extract_pdf(
+        samples.pdf_pages("tddt"),
+        LIMITS,
+        ocr=engine,
+        clock=clock,
+        progress=lambda done, total: seen.append((done, engine.pages)),
+    )
+
+    assert seen == [(1, 1), (2, 2), (3, 2), (4, 2)]  # each scan counted as soon as it is read
