@@ -161,4 +161,6 @@ def test_on_a_phone_the_search_comes_first(
     assert search is not None and project is not None
     assert search["y"] < project["y"]
     assert search["y"] < 740  # above the fold
+    # A write token's panel does not say it is read-only (the header would wrap on a phone).
+    assert not page.locator("#read-only-note").is_visible()
     page.context.close()
