@@ -36,6 +36,19 @@ _BY_KIND: dict[Kind, Callable[[bytes, ExtractionLimits], Extraction]] = {
 }
 
 
+def check_size(data: bytes, limits: ExtractionLimits) -> None:
+    """Refuse bytes over ``limits.max_bytes`` before any parser sees them.
+
+    Raises:
+        DocumentTooLargeError: naming the size and the limit.
+    """
+    if len(data) > limits.max_bytes:
+        raise DocumentTooLargeError(
+            f"The file is {len(data) / 2**20:.1f} MB, more than the "
+            f"{limits.max_bytes / 2**20:.0f} MB allowed"
+        )
+
+
 def extract_document(
     data: bytes,
     filename: str,
@@ -56,11 +69,7 @@ def extract_document(
         ExtractionError: one of its subclasses, naming what went wrong.
     """
     limits = limits or ExtractionLimits()
-    if len(data) > limits.max_bytes:
-        raise DocumentTooLargeError(
-            f"The file is {len(data) / 2**20:.1f} MB, more than the "
-            f"{limits.max_bytes / 2**20:.0f} MB allowed"
-        )
+    check_size(data, limits)
     kind, warnings = detect_kind(data, filename, content_type)
     try:
         if kind == "pdf":

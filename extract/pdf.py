@@ -357,7 +357,7 @@ def extract_pdf_part(
         }
         done = 0  # pages whose text is final: recognised ones first, then the rest in order
 
-        def page_done(_index: int = -1) -> None:
+        def page_done() -> None:
             nonlocal done
             done += 1
             if progress is not None:
@@ -370,7 +370,7 @@ def extract_pdf_part(
             deadline=ocr_deadline(started, limits),
             clock=clock,
             engine=ocr,
-            on_recognised=page_done,
+            on_recognised=lambda _index: page_done(),
         )
         recognition.over_page_budget.extend(sorted(set(reasons) & set(ocr_left_out)))
         recognised = recognition.texts
@@ -402,7 +402,7 @@ def extract_pdf_part(
         start=wanted.start,
         bodies=tuple(bodies),
         scanned=tuple(sorted(unread)),
-        ocr=dataclasses.replace(recognition, texts={index: "" for index in recognised}),
+        ocr=recognition,
         unreadable=tuple(unreadable),
         read_error=next((page.error or "" for page in plain if page.error), ""),
         over_budget=tuple(layout.over_budget),

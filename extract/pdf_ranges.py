@@ -26,6 +26,11 @@ IN_PROCESS_KINDS: frozenset[Kind] = frozenset({"markdown", "text", "csv", "html"
 """Kinds whose readers are pure Python and bounded by the file size: small files of
 these kinds are read in the worker's own process, without a child."""
 
+PAGES_PER_PART = 16
+"""Pages of a long PDF one child reads in one request, by default."""
+SPLIT_MIN_PAGES = 32
+"""PDFs with at least this many pages are read in parts, by default."""
+
 PART_LAYOUT_SHARE = 0.8
 """Share of a part's timeout its layout analysis may use (the rest is the plain pass)."""
 

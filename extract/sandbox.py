@@ -46,7 +46,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from extract.detect import declared_kind, detect_kind
-from extract.document import extract_document
+from extract.document import check_size, extract_document
 from extract.errors import (
     CorruptDocumentError,
     DocumentTooLargeError,
@@ -57,12 +57,19 @@ from extract.errors import (
 from extract.pdf import PdfPart, join_pdf_parts
 from extract.pdf_ranges import (
     IN_PROCESS_KINDS,
+    PAGES_PER_PART,
+    SPLIT_MIN_PAGES,
     default_workers,
     part_from_payload,
     part_limits,
     part_ranges,
 )
 from extract.types import KINDS, Extraction, ExtractionLimits, Progress
+
+DOCUMENTS_PER_CHILD = 50
+"""Requests a pooled child serves before it is replaced, by default."""
+IN_PROCESS_MAX_BYTES = 1024 * 1024
+"""Small text files up to this size are read in the worker's own process, by default."""
 
 _OUT_OF_MEMORY_SIGNS = ("MemoryError", "out of memory", "Cannot allocate memory", "bad_alloc")
 _STDERR_TAIL = 2000
@@ -104,14 +111,6 @@ def _extraction_from_payload(payload: dict[str, Any]) -> Extraction:
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise CorruptDocumentError(f"The extractor answered with a malformed text ({exc})") from exc
-
-
-def _check_size(data: bytes, limits: ExtractionLimits) -> None:
-    if len(data) > limits.max_bytes:
-        raise DocumentTooLargeError(
-            f"The file is {len(data) / 2**20:.1f} MB, more than the "
-            f"{limits.max_bytes / 2**20:.0f} MB allowed"
-        )
 
 
 class _Child:
@@ -296,7 +295,7 @@ def extract_in_sandbox(
             DocumentTooLargeError (memory) or CorruptDocumentError (the child died).
     """
     limits = limits or ExtractionLimits()
-    _check_size(data, limits)
+    check_size(data, limits)
     child = _Child()
     try:
         header = _header(filename, content_type, limits, "extract")
@@ -322,10 +321,10 @@ class SandboxPool:
         *,
         memory_mb: int = ExtractionLimits.memory_mb,
         workers: int | None = None,
-        pages_per_part: int = 16,
-        split_min_pages: int = 32,
-        documents_per_child: int = 50,
-        in_process_max_bytes: int = 1024 * 1024,
+        pages_per_part: int = PAGES_PER_PART,
+        split_min_pages: int = SPLIT_MIN_PAGES,
+        documents_per_child: int = DOCUMENTS_PER_CHILD,
+        in_process_max_bytes: int = IN_PROCESS_MAX_BYTES,
     ) -> None:
         self.spares = spares
         self.memory_mb = memory_mb
@@ -356,7 +355,7 @@ class SandboxPool:
         """Same as :func:`extract_in_sandbox`; ``progress(pages_done, page_count)`` is
         called (from any thread) as the pages of a PDF are read."""
         limits = limits or ExtractionLimits(memory_mb=self.memory_mb)
-        _check_size(data, limits)
+        check_size(data, limits)
         declared = declared_kind(filename, content_type)
         small = len(data) <= self.in_process_max_bytes
         if small and declared in IN_PROCESS_KINDS:
@@ -386,15 +385,14 @@ class SandboxPool:
         plan = _field(answer, "plan")
         page_count = int(plan["page_count"])
         left_out = [int(index) for index in plan["ocr_left_out"]]
-        done = [0] * page_count
+        done: dict[int, int] = {}  # pages done per part (its first page); a retry never lowers it
         done_lock = threading.Lock()
 
         def read_part(pages: range) -> PdfPart:
             def on_progress(pages_done: int, _pages: int) -> None:
                 with done_lock:
-                    for index in pages[:pages_done]:
-                        done[index] = 1
-                    total = sum(done)
+                    done[pages.start] = max(done.get(pages.start, 0), pages_done)
+                    total = sum(done.values())
                 if progress is not None:
                     progress(total, page_count)
 

@@ -26,6 +26,9 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from extract.pdf_ranges import PAGES_PER_PART, SPLIT_MIN_PAGES
+from extract.sandbox import DOCUMENTS_PER_CHILD, IN_PROCESS_MAX_BYTES
+from extract.types import ExtractionLimits, OcrOptions
 from retrieval.rerankers import RerankerKind
 
 MB = 1024 * 1024
@@ -123,27 +126,27 @@ class ExtractionSettings(BaseModel):
 
     model_config = ConfigDict(use_attribute_docstrings=True)
 
-    max_pages: int = Field(default=2000, ge=1)
+    max_pages: int = Field(default=ExtractionLimits.max_pages, ge=1)
     """Most pages a document may have."""
-    timeout_seconds: float = Field(default=120.0, gt=0)
+    timeout_seconds: float = Field(default=ExtractionLimits.timeout_seconds, gt=0)
     """Wall-clock limit on one extraction, and on each part of a long PDF read in parts."""
-    timeout_ceiling_seconds: float = Field(default=900.0, gt=0)
+    timeout_ceiling_seconds: float = Field(default=ExtractionLimits.timeout_ceiling_seconds, gt=0)
     """Wall-clock limit on a whole PDF read in parts (its time scales with its pages up to this); keep it below `jobs.stale_after_seconds`."""
-    memory_mb: int = Field(default=2048, ge=128)
+    memory_mb: int = Field(default=ExtractionLimits.memory_mb, ge=128)
     """Address-space cap of each extraction process, libraries included (PDF ones take ~500 MB of it)."""
     warm_processes: int = Field(default=1, ge=0, le=32)
     """Extraction processes a worker keeps started with the PDF libraries loaded, waiting for PDFs (~150 MB each, ~500 MB once used; 0 starts them on demand)."""
     workers: int | None = Field(default=None, ge=1, le=64)
     """Processes reading the parts of one long PDF at once (default: one per two CPU cores; each one's layout inference already keeps about two cores busy)."""
-    pages_per_part: int = Field(default=16, ge=1)
+    pages_per_part: int = Field(default=PAGES_PER_PART, ge=1)
     """Pages of a long PDF each process reads in one go (smaller parts balance better and report progress more often)."""
-    split_min_pages: int = Field(default=32, ge=2)
+    split_min_pages: int = Field(default=SPLIT_MIN_PAGES, ge=2)
     """PDFs with at least this many pages are read in parallel parts (each recognising its own scanned pages); shorter ones in one process."""
-    layout_max_pages: int = Field(default=1000, ge=0)
+    layout_max_pages: int = Field(default=ExtractionLimits.layout_max_pages, ge=0)
     """PDF pages after this many are read as plain text (no tables or headings), with a warning naming them."""
-    documents_per_child: int = Field(default=50, ge=1)
+    documents_per_child: int = Field(default=DOCUMENTS_PER_CHILD, ge=1)
     """Requests an extraction process serves before it is replaced by a fresh one."""
-    in_process_max_bytes: int = Field(default=1024 * 1024, ge=0)
+    in_process_max_bytes: int = Field(default=IN_PROCESS_MAX_BYTES, ge=0)
     """Markdown, text, CSV/TSV and HTML files up to this size are read in the worker's own process (pure-Python readers); larger ones in a sandbox process."""
 
 
@@ -156,11 +159,11 @@ class OcrSettings(BaseModel):
     """`auto` uses RapidOCR (models in its wheel, works offline), or Tesseract when that is installed and RapidOCR is not or cannot read a language hint; `off` leaves scans unsearchable."""
     languages: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["en"], min_length=1)
     """Language hints, ISO 639-1 codes, comma-separated in the environment (`en,de`); Tesseract needs `tesseract-ocr-LANG` for each."""
-    dpi: int = Field(default=200, ge=72, le=600)
+    dpi: int = Field(default=OcrOptions.dpi, ge=72, le=600)
     """Resolution PDF pages are rendered at for recognition."""
-    max_pages: int = Field(default=100, ge=1)
+    max_pages: int = Field(default=OcrOptions.max_pages, ge=1)
     """Most pages of one document recognised; later ones are left out with a warning."""
-    page_seconds: float = Field(default=20.0, gt=0)
+    page_seconds: float = Field(default=OcrOptions.page_seconds, gt=0)
     """Recognition budget per page needing it (never past 3/4 of the extraction timeout); pages after it are left out with a warning."""
     force: bool = False
     """Recognise every page, even ones whose text layer looks good."""
