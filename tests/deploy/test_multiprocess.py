@@ -13,7 +13,6 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -26,6 +25,7 @@ from tests.deploy.processes import (
     wait_until_healthy,
 )
 from tests.integration.documents.conftest import make_pdf
+from tests.support.originals import upload_document, wait_settled
 from tests.support.seaweed import SeaweedS3, run_seaweed_s3
 
 # Each page holds more text than one chunk's budget, so the hit cites page 2 alone.
@@ -64,46 +64,6 @@ def service_env(db_url: str, s3: SeaweedS3, data_dir: Path) -> dict[str, str]:
     )
 
 
-def upload_through_s3(
-    api: httpx.Client, project_id: str, filename: str, data: bytes
-) -> dict[str, Any]:
-    """Grant, presigned POST straight to S3 (fields first, then ``file``), register."""
-    granted = api.post(
-        "/api/uploads",
-        json={
-            "project_id": project_id,
-            "filename": filename,
-            "content_type": "application/pdf",
-            "size": len(data),
-        },
-    )
-    assert granted.status_code == 201, granted.text
-    grant = granted.json()
-    assert grant["method"] == "POST", grant
-    sent = httpx.post(
-        grant["url"],
-        data=grant["fields"],
-        files={"file": (filename, data, "application/pdf")},
-        timeout=30.0,
-    )
-    assert sent.status_code in (200, 201, 204), sent.text
-    created = api.post(
-        "/api/documents", json={"project_id": project_id, "upload_id": grant["upload_id"]}
-    )
-    assert created.status_code == 201, created.text
-    document: dict[str, Any] = created.json()
-    return document
-
-
-def wait_until_settled(api: httpx.Client, document_id: str, within: float = 90.0) -> dict[str, Any]:
-    deadline = time.monotonic() + within
-    while True:
-        body: dict[str, Any] = api.get(f"/api/documents/{document_id}").json()
-        if body["status"] in ("ready", "error") or time.monotonic() > deadline:
-            return body
-        time.sleep(0.25)
-
-
 def search_ids(api: httpx.Client, project_id: str, query: str) -> list[str]:
     found = api.post(f"/api/projects/{project_id}/search", json={"query": query})
     assert found.status_code == 200, found.text
@@ -139,10 +99,12 @@ def test_two_apis_and_two_workers_share_one_database_and_one_s3_store(
             httpx.Client(base_url=urls[0], headers=headers, timeout=30.0) as api1,
             httpx.Client(base_url=urls[1], headers=headers, timeout=30.0) as api2,
         ):
-            document = upload_through_s3(api1, project_id, "cells.pdf", make_pdf(PAGES))
+            document = upload_document(  # a presigned POST straight to S3
+                api1, project_id, "cells.pdf", make_pdf(PAGES), "application/pdf", method="POST"
+            )
             assert document["status"] == "pending"
 
-            settled = wait_until_settled(api2, document["id"])
+            settled = wait_settled(api2, document["id"], within=90.0)
             assert settled["status"] == "ready", settled
             assert settled["page_count"] == len(PAGES)
 

@@ -47,10 +47,16 @@ def hostile_svg(remote: str) -> bytes:
 
 
 def upload_document(
-    client: httpx.Client, project_id: str, filename: str, data: bytes, content_type: str | None
+    client: httpx.Client,
+    project_id: str,
+    filename: str,
+    data: bytes,
+    content_type: str | None,
+    *,
+    method: str | None = None,
 ) -> dict[str, Any]:
     """Grant, send the bytes as the grant says (local PUT or S3 POST form), register;
-    returns the registered document."""
+    returns the registered document. With ``method``, the grant must be that one."""
     granted = client.post(
         "/api/uploads",
         json={
@@ -62,6 +68,7 @@ def upload_document(
     )
     assert granted.status_code == 201, granted.text
     grant = granted.json()
+    assert method is None or grant["method"] == method, grant
     if grant["method"] == "PUT":
         sent = httpx.put(grant["url"], content=data, headers=grant["headers"], timeout=30)
     else:
