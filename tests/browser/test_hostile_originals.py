@@ -12,9 +12,7 @@ remote server shows the probes would have caught it.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -32,49 +30,27 @@ from tests.support.originals import (
     upload_document,
     wait_settled,
 )
+from tests.support.web_server import Reply, WebServer
 
 pytestmark = pytest.mark.browser
 
 
-class RemoteServer:
-    """A loopback HTTP server standing in for the internet; records every path asked for."""
-
-    def __init__(self) -> None:
-        self.paths: list[str] = []
-        seen = self.paths
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                seen.append(self.path)
-                body = hostile_html(remote_url) if self.path == "/control.html" else b""
-                self.send_response(200 if body else 204)
-                self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        remote_url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self.url = remote_url
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def __enter__(self) -> RemoteServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
-
-
 @pytest.fixture
-def remote() -> Iterator[RemoteServer]:
-    with RemoteServer() as server:
+def remote() -> Iterator[WebServer]:
+    """A loopback server standing in for the internet, recording every request; it serves
+    only the control page (everything else is 404, and recorded all the same)."""
+    server = WebServer({})
+    server.routes["/control.html"] = Reply(
+        200, {"Content-Type": "text/html"}, hostile_html(server.url)
+    )
+    try:
         yield server
+    finally:
+        server.close()
+
+
+def _paths(server: WebServer) -> list[str]:
+    return [path for path, _host in server.requests]
 
 
 def mallorys_links(db_url: str, service_url: str, remote: str) -> dict[str, str]:
@@ -103,7 +79,7 @@ def test_opening_another_users_html_or_svg_original_runs_nothing_and_fetches_not
     service_url: str,
     db_url: str,
     alice: users.NewUser,
-    remote: RemoteServer,
+    remote: WebServer,
 ) -> None:
     from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import expect
@@ -136,7 +112,7 @@ def test_opening_another_users_html_or_svg_original_runs_nothing_and_fetches_not
         victim.close()
 
     assert opened == {name: name for name in links}
-    assert remote.paths == []
+    assert _paths(remote) == []
 
     # A PDF still opens in the browser's viewer, at its page, sandboxed.
     viewer = context.new_page()
@@ -163,5 +139,5 @@ def test_opening_another_users_html_or_svg_original_runs_nothing_and_fetches_not
     control.wait_for_function(
         "() => performance.getEntriesByType('resource').length >= 3", timeout=UI_TIMEOUT_MS
     )
-    assert any(path.startswith("/pixel.png") for path in remote.paths)
+    assert any(path.startswith("/pixel.png") for path in _paths(remote))
     context.close()

@@ -12,7 +12,7 @@ import pytest
 from service.services import users
 from tests.browser.chromium import UI_TIMEOUT_MS
 from tests.browser.live_service import run_service
-from tests.integration.imports.web_server import Reply, WebServer
+from tests.support.web_server import Reply, WebServer
 
 pytestmark = pytest.mark.browser
 

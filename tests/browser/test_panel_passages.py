@@ -3,9 +3,7 @@ only the words BM25 matched marked; a document's text page by page; search first
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -14,38 +12,15 @@ import pytest
 from service.cli.client import ShortlistClient
 from service.services import users
 from tests.browser.chromium import UI_TIMEOUT_MS
+from tests.support.web_server import WebServer
 
 pytestmark = pytest.mark.browser
 
 
-class Tripwire:
-    """A loopback HTTP server that records every request: nothing may reach it."""
-
-    def __init__(self) -> None:
-        self.paths: list[str] = []
-        seen = self.paths
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                seen.append(self.path)
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
-def tripwire() -> Iterator[Tripwire]:
-    wire = Tripwire()
+def tripwire() -> Iterator[WebServer]:
+    """A loopback server that records every request: nothing may reach it."""
+    wire = WebServer({})
     try:
         yield wire
     finally:
@@ -71,7 +46,7 @@ The **boiling point** of each solvent was measured at 101.3 kPa, with an error o
 
 @pytest.fixture
 def project_with_passages(
-    service_url: str, alice: users.NewUser, tripwire: Tripwire, tmp_path: Path
+    service_url: str, alice: users.NewUser, tripwire: WebServer, tmp_path: Path
 ) -> str:
     """Alice's project holds a Markdown note with a table and some hostile HTML, ready."""
     note = tmp_path / "solvents.md"
@@ -103,7 +78,7 @@ def test_a_table_passage_renders_as_a_table_and_its_html_stays_inert(
     browser: Any,
     service_url: str,
     alice: users.NewUser,
-    tripwire: Tripwire,
+    tripwire: WebServer,
     project_with_passages: str,
 ) -> None:
     from playwright.sync_api import expect
@@ -124,7 +99,7 @@ def test_a_table_passage_renders_as_a_table_and_its_html_stays_inert(
         expect(passage.locator(tag)).to_have_count(0)
     page.wait_for_timeout(300)
     assert page.evaluate("window.__ran") is None
-    assert tripwire.paths == []
+    assert tripwire.requests == []
     # The words BM25 matched are marked, the stopwords it ignored are not.
     marked = {text.casefold() for text in passage.locator("mark").all_inner_texts()}
     assert {"boiling", "point", "ethanol"} <= marked

@@ -17,7 +17,7 @@ from service.services import users
 from service.storage.db import fetch_one
 from tests.browser.live_service import run_service
 from tests.browser.test_panel_import import open_panel
-from tests.integration.imports.web_server import Reply, WebServer
+from tests.support.web_server import Reply, WebServer
 
 pytestmark = pytest.mark.browser
 

@@ -324,7 +324,7 @@ def test_import_fetches_web_addresses_through_a_running_service(
     db_url: str, tmp_path: Path
 ) -> None:
     from tests.browser.live_service import run_service
-    from tests.integration.imports.web_server import Reply, WebServer
+    from tests.support.web_server import Reply, WebServer
 
     pdf = _two_page_pdf(tmp_path)
     site = WebServer(

@@ -12,7 +12,7 @@ from litestar.testing import AsyncTestClient
 from service.app import create_app
 from service.settings import Settings
 from tests.integration.documents.conftest import Uploader, bearer, make_pdf, new_user
-from tests.integration.imports.web_server import Reply, WebServer
+from tests.support.web_server import Reply, WebServer
 
 pytestmark = pytest.mark.anyio
 

@@ -17,7 +17,7 @@ from service.services.url_fetch import (
     check_url,
     fetch,
 )
-from tests.integration.imports.web_server import Reply, WebServer
+from tests.support.web_server import Reply, WebServer
 
 pytestmark = pytest.mark.anyio
 

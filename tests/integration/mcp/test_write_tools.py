@@ -24,8 +24,8 @@ from service.services import users
 from service.settings import Settings
 from tests.conftest import create_database, drop_database, make_settings
 from tests.integration.documents.conftest import bearer, make_pdf, new_user
-from tests.integration.imports.web_server import Reply, WebServer
 from tests.integration.mcp.conftest import http_client, live_app, text_of
+from tests.support.web_server import Reply, WebServer
 
 pytestmark = pytest.mark.anyio
 

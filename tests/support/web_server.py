@@ -1,4 +1,4 @@
-"""A loopback HTTP server that plays a web site for URL imports, and counts who came."""
+"""A loopback HTTP server that plays a web site (URL imports, hostile pages), and counts who came."""
 
 from __future__ import annotations
 
