@@ -135,5 +135,4 @@ def _api_router() -> Router:
             SessionController,
         ],
         middleware=[TokenAuthenticationMiddleware],
-        security=[{"BearerToken": []}],
     )

@@ -17,9 +17,12 @@ from pathlib import Path
 
 from litestar import Router
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import SwaggerRenderPlugin
+from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin, YamlRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
+
+from service.http.operations import BEARER_SCHEME, SESSION_SCHEME
+from service.panel.session_cookie import SESSION_COOKIE
 
 SCHEMA_PATH = "/schema"
 ASSETS_PATH = "/static/api-docs"
@@ -49,13 +52,23 @@ def openapi_config(version: str) -> OpenAPIConfig:
                 standalone_preset_js_url=f"{ASSETS_PATH}/swagger-ui-standalone-preset.js",
                 favicon=f'<link rel="icon" type="image/png" href="{ASSETS_PATH}/favicon-32x32.png">',
                 path=["/", "/swagger"],
-            )
+            ),
+            JsonRenderPlugin(),
+            YamlRenderPlugin(),
         ],
+        use_handler_docstrings=True,
         components=Components(
             security_schemes={
-                "BearerToken": SecurityScheme(
+                BEARER_SCHEME: SecurityScheme(
                     type="http", scheme="bearer", description="A Shortlist API token."
-                )
+                ),
+                SESSION_SCHEME: SecurityScheme(
+                    type="apiKey",
+                    security_scheme_in="cookie",
+                    name=SESSION_COOKIE,
+                    description="The panel's session (`POST /api/session`); writes also "
+                    "need its `X-CSRF-Token` header.",
+                ),
             }
         ),
     )

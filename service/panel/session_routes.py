@@ -16,7 +16,9 @@ from litestar import Controller, Request, Response, delete, get, post
 from litestar.datastructures import Cookie
 from litestar.params import JSONBody
 
+from service.errors import DatabaseUnavailable, NotAuthenticated
 from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
+from service.http.operations import operation
 from service.http.schemas import Me
 from service.panel.errors import CsrfFailed
 from service.panel.schemas import Session, SessionCreate
@@ -35,7 +37,7 @@ class SessionController(Controller):
     path = "/api/session"
     tags = ["session"]
 
-    @get("/", operation_id="GetSession")
+    @operation(get, "/", operation_id="GetSession", summary="The browser's session", scope="read")
     async def read_session(
         self, request: Request[Any, Any, Any], runtime: RuntimeDep, principal: PrincipalDep
     ) -> Session:
@@ -47,7 +49,15 @@ class SessionController(Controller):
         claims = request.auth if isinstance(request.auth, SessionClaims) else None
         return _session_body(runtime.settings, principal, claims)
 
-    @post("/", operation_id="CreateSession", exclude_from_auth=True)
+    @operation(
+        post,
+        "/",
+        operation_id="CreateSession",
+        summary="Sign a browser in with an API token",
+        scope="public",
+        raises=(NotAuthenticated, CsrfFailed, DatabaseUnavailable),
+        has_body=True,
+    )
     async def create_session(
         self,
         request: Request[Any, Any, Any],
@@ -82,7 +92,9 @@ class SessionController(Controller):
             headers={"Cache-Control": "no-store"},
         )
 
-    @delete("/", operation_id="DeleteSession", exclude_from_auth=True)
+    @operation(
+        delete, "/", operation_id="DeleteSession", summary="Sign a browser out", scope="public"
+    )
     async def delete_session(
         self, request: Request[Any, Any, Any], runtime: RuntimeDep
     ) -> Response[None]:

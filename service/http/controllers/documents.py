@@ -9,7 +9,20 @@ from litestar import Controller, delete, get, post, put
 from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
 
+from service.errors import (
+    DocumentNotFound,
+    DocumentNotReady,
+    DuplicateDocumentName,
+    InvalidPageRange,
+    ProjectNotFound,
+    SyncPathTaken,
+    UnsupportedFileType,
+    UploadAlreadyUsed,
+    UploadIncomplete,
+    UploadNotFound,
+)
 from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
+from service.http.operations import operation
 from service.http.schemas import (
     Document,
     DocumentCreate,
@@ -21,13 +34,31 @@ from service.http.schemas import (
     SyncFollow,
 )
 from service.services import documents, folder_sync, uploads
+from service.storage.blobs import BlobStoreUnavailable
 
 
 class DocumentController(Controller):
     path = "/api"
     tags = ["documents"]
 
-    @post("/documents", operation_id="CreateDocument")
+    @operation(
+        post,
+        "/documents",
+        operation_id="CreateDocument",
+        summary="Register a finished upload as a document",
+        scope="write",
+        raises=(
+            ProjectNotFound,
+            UploadNotFound,
+            UploadAlreadyUsed,
+            UploadIncomplete,
+            DuplicateDocumentName,
+            SyncPathTaken,
+            UnsupportedFileType,
+            BlobStoreUnavailable,
+        ),
+        has_body=True,
+    )
     async def create_document(
         self,
         runtime: RuntimeDep,
@@ -50,9 +81,21 @@ class DocumentController(Controller):
         )
         return Document.from_record(created)
 
-    @post(
+    @operation(
+        post,
         "/documents/{document_id:uuid}/original",
         operation_id="ReplaceDocumentOriginal",
+        summary="Give a document a new original",
+        scope="write",
+        raises=(
+            DocumentNotFound,
+            UploadNotFound,
+            UploadAlreadyUsed,
+            UploadIncomplete,
+            SyncPathTaken,
+            BlobStoreUnavailable,
+        ),
+        has_body=True,
         status_code=HTTP_202_ACCEPTED,
     )
     async def replace_original(
@@ -82,7 +125,15 @@ class DocumentController(Controller):
         )
         return Document.from_record(replaced)
 
-    @put("/documents/{document_id:uuid}/sync", operation_id="FollowSyncedFile")
+    @operation(
+        put,
+        "/documents/{document_id:uuid}/sync",
+        operation_id="FollowSyncedFile",
+        summary="Move a synced document with its file",
+        scope="write",
+        raises=(DocumentNotFound, DuplicateDocumentName, SyncPathTaken),
+        has_body=True,
+    )
     async def follow_synced_file(
         self,
         conn: ConnectionDep,
@@ -108,7 +159,14 @@ class DocumentController(Controller):
         )
         return Document.from_record(followed)
 
-    @get("/projects/{project_id:uuid}/documents", operation_id="ListDocuments")
+    @operation(
+        get,
+        "/projects/{project_id:uuid}/documents",
+        operation_id="ListDocuments",
+        summary="List a project's documents",
+        scope="read",
+        raises=(ProjectNotFound,),
+    )
     async def list_documents(
         self, conn: ConnectionDep, principal: PrincipalDep, project_id: FromPath[UUID]
     ) -> DocumentList:
@@ -116,14 +174,28 @@ class DocumentController(Controller):
         found = await documents.list_documents(conn, principal, project_id)
         return DocumentList(documents=[Document.from_record(item) for item in found])
 
-    @get("/documents/{document_id:uuid}", operation_id="GetDocument")
+    @operation(
+        get,
+        "/documents/{document_id:uuid}",
+        operation_id="GetDocument",
+        summary="Read a document's metadata",
+        scope="read",
+        raises=(DocumentNotFound,),
+    )
     async def get_document(
         self, conn: ConnectionDep, principal: PrincipalDep, document_id: FromPath[UUID]
     ) -> Document:
         """One document's metadata and status."""
         return Document.from_record(await documents.get_document(conn, principal, document_id))
 
-    @get("/documents/{document_id:uuid}/text", operation_id="GetDocumentText")
+    @operation(
+        get,
+        "/documents/{document_id:uuid}/text",
+        operation_id="GetDocumentText",
+        summary="Read a document's text",
+        scope="read",
+        raises=(DocumentNotFound, DocumentNotReady, InvalidPageRange),
+    )
     async def get_text(
         self,
         conn: ConnectionDep,
@@ -145,7 +217,14 @@ class DocumentController(Controller):
             truncated=text.truncated,
         )
 
-    @get("/documents/{document_id:uuid}/file", operation_id="GetDocumentFile")
+    @operation(
+        get,
+        "/documents/{document_id:uuid}/file",
+        operation_id="GetDocumentFile",
+        summary="A short-lived link to a document's original",
+        scope="read",
+        raises=(DocumentNotFound, BlobStoreUnavailable),
+    )
     async def get_file(
         self,
         runtime: RuntimeDep,
@@ -166,7 +245,14 @@ class DocumentController(Controller):
         )
         return FileLink(url=url, expires_at=expires)
 
-    @delete("/documents/{document_id:uuid}", operation_id="DeleteDocument")
+    @operation(
+        delete,
+        "/documents/{document_id:uuid}",
+        operation_id="DeleteDocument",
+        summary="Delete a document and its original",
+        scope="write",
+        raises=(BlobStoreUnavailable,),
+    )
     async def delete_document(
         self,
         runtime: RuntimeDep,
@@ -178,9 +264,13 @@ class DocumentController(Controller):
         (403 token_read_only for a read token)."""
         await documents.delete_document(runtime, conn, principal, document_id)
 
-    @post(
+    @operation(
+        post,
         "/documents/{document_id:uuid}/reextract",
         operation_id="ReextractDocument",
+        summary="Extract a document again",
+        scope="write",
+        raises=(DocumentNotFound,),
         status_code=HTTP_202_ACCEPTED,
     )
     async def reextract(

@@ -8,7 +8,15 @@ from litestar import Controller, post
 from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
 
+from service.errors import (
+    DuplicateDocumentName,
+    ProjectNotFound,
+    RateLimited,
+    UrlNotAllowed,
+    UrlUnreachable,
+)
 from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
+from service.http.operations import operation
 from service.http.schemas import Document, ImportRequest
 from service.services import imports
 
@@ -17,8 +25,15 @@ class ImportController(Controller):
     path = "/api/projects"
     tags = ["documents"]
 
-    @post(
-        "/{project_id:uuid}/imports", operation_id="ImportDocument", status_code=HTTP_202_ACCEPTED
+    @operation(
+        post,
+        "/{project_id:uuid}/imports",
+        operation_id="ImportDocument",
+        summary="Import a document from a web address",
+        scope="write",
+        raises=(ProjectNotFound, DuplicateDocumentName, UrlNotAllowed, UrlUnreachable, RateLimited),
+        has_body=True,
+        status_code=HTTP_202_ACCEPTED,
     )
     async def import_document(
         self,

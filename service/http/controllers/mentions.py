@@ -7,7 +7,9 @@ from uuid import UUID
 from litestar import Controller, get
 from litestar.params import FromPath, FromQuery
 
+from service.errors import ProjectNotFound, RateLimited
 from service.http.dependencies import PrincipalDep, RuntimeDep
+from service.http.operations import operation
 from service.http.schemas import Struct
 from service.services import mentions
 
@@ -73,7 +75,14 @@ class MentionsController(Controller):
     path = "/api/projects"
     tags = ["search"]
 
-    @get("/{project_id:uuid}/mentions", operation_id="FindMentions")
+    @operation(
+        get,
+        "/{project_id:uuid}/mentions",
+        operation_id="FindMentions",
+        summary="Find every document that mentions words",
+        scope="read",
+        raises=(ProjectNotFound, RateLimited),
+    )
     async def find_mentions(
         self,
         runtime: RuntimeDep,

@@ -7,7 +7,9 @@ from uuid import UUID
 from litestar import Controller, get, post
 from litestar.params import FromPath, JSONBody
 
+from service.errors import EmptyName, ProjectExists, ProjectNotFound
 from service.http.dependencies import ConnectionDep, PrincipalDep
+from service.http.operations import operation
 from service.http.schemas import Project, ProjectCreate, ProjectList
 from service.services import projects
 
@@ -16,13 +18,21 @@ class ProjectController(Controller):
     path = "/api/projects"
     tags = ["projects"]
 
-    @get("/", operation_id="ListProjects")
+    @operation(get, "/", operation_id="ListProjects", summary="List your projects", scope="read")
     async def list_projects(self, conn: ConnectionDep, principal: PrincipalDep) -> ProjectList:
         """The caller's projects with their document counts."""
         found = await projects.list_projects(conn, principal.user_id)
         return ProjectList(projects=[Project.from_record(project) for project in found])
 
-    @post("/", operation_id="CreateProject")
+    @operation(
+        post,
+        "/",
+        operation_id="CreateProject",
+        summary="Create a project",
+        scope="write",
+        raises=(EmptyName, ProjectExists),
+        has_body=True,
+    )
     async def create_project(
         self, conn: ConnectionDep, principal: PrincipalDep, data: JSONBody[ProjectCreate]
     ) -> Project:
@@ -34,7 +44,14 @@ class ProjectController(Controller):
         """
         return Project.from_record(await projects.add_project(conn, principal, data.name))
 
-    @get("/{project_id:uuid}", operation_id="GetProject")
+    @operation(
+        get,
+        "/{project_id:uuid}",
+        operation_id="GetProject",
+        summary="Read a project",
+        scope="read",
+        raises=(ProjectNotFound,),
+    )
     async def get_project(
         self, conn: ConnectionDep, principal: PrincipalDep, project_id: FromPath[UUID]
     ) -> Project:

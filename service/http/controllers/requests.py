@@ -11,7 +11,17 @@ from litestar import Controller, get, post
 from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
 
+from service.errors import (
+    DocumentRequestAlreadyApproved,
+    DocumentRequestNotFound,
+    DuplicateDocumentName,
+    ProjectNotFound,
+    RateLimited,
+    UrlNotAllowed,
+    UrlUnreachable,
+)
 from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
+from service.http.operations import operation
 from service.http.schemas import Document, Struct
 from service.records import DocumentRequest as DocumentRequestRecord
 from service.services import document_requests
@@ -67,7 +77,14 @@ class DocumentRequestController(Controller):
     path = "/api/projects"
     tags = ["documents"]
 
-    @get("/{project_id:uuid}/requests", operation_id="ListDocumentRequests")
+    @operation(
+        get,
+        "/{project_id:uuid}/requests",
+        operation_id="ListDocumentRequests",
+        summary="List the documents assistants asked for",
+        scope="read",
+        raises=(ProjectNotFound,),
+    )
     async def list_requests(
         self, conn: ConnectionDep, principal: PrincipalDep, project_id: FromPath[UUID]
     ) -> DocumentRequestList:
@@ -79,9 +96,22 @@ class DocumentRequestController(Controller):
         found = await document_requests.list_requests(conn, principal, project_id)
         return DocumentRequestList(requests=[DocumentRequest.from_record(r) for r in found])
 
-    @post(
+    @operation(
+        post,
         "/{project_id:uuid}/requests/{request_id:uuid}/approve",
         operation_id="ApproveDocumentRequest",
+        summary="Approve a document request by importing it",
+        scope="write",
+        raises=(
+            ProjectNotFound,
+            DocumentRequestNotFound,
+            DocumentRequestAlreadyApproved,
+            DuplicateDocumentName,
+            UrlNotAllowed,
+            UrlUnreachable,
+            RateLimited,
+        ),
+        has_body=True,
         status_code=HTTP_202_ACCEPTED,
     )
     async def approve_request(

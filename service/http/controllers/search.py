@@ -8,7 +8,10 @@ from litestar import Controller, post
 from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_200_OK
 
+from retrieval.errors import EmptyQuery, QueryTooLong
+from service.errors import DocumentNotFound, DocumentNotReady, ProjectNotFound, RateLimited
 from service.http.dependencies import PrincipalDep, RuntimeDep
+from service.http.operations import operation
 from service.http.schemas import SearchRequest, SearchResponse
 from service.services.search import search_project
 
@@ -17,7 +20,23 @@ class SearchController(Controller):
     path = "/api/projects"
     tags = ["search"]
 
-    @post("/{project_id:uuid}/search", operation_id="SearchProject", status_code=HTTP_200_OK)
+    @operation(
+        post,
+        "/{project_id:uuid}/search",
+        operation_id="SearchProject",
+        summary="Search a project",
+        scope="read",
+        raises=(
+            ProjectNotFound,
+            DocumentNotFound,
+            DocumentNotReady,
+            EmptyQuery,
+            QueryTooLong,
+            RateLimited,
+        ),
+        has_body=True,
+        status_code=HTTP_200_OK,
+    )
     async def search(
         self,
         runtime: RuntimeDep,

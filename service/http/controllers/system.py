@@ -7,9 +7,11 @@ from uuid import UUID
 
 import anyio.to_thread
 from litestar import Controller, Response, get
+from litestar.openapi.datastructures import ResponseSpec
 
 from service.errors import ShortlistError
 from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
+from service.http.operations import operation
 from service.http.schemas import (
     Check,
     Health,
@@ -37,7 +39,20 @@ class SystemController(Controller):
     path = "/api"
     tags = ["system"]
 
-    @get("/health", operation_id="GetHealth", exclude_from_auth=True)
+    @operation(
+        get,
+        "/health",
+        operation_id="GetHealth",
+        summary="Health of the database, blob store and reranker",
+        scope="public",
+        responses={
+            503: ResponseSpec(
+                data_container=Health,
+                generate_examples=False,
+                description="The database does not answer; the body says what does.",
+            )
+        },
+    )
     async def health(self, runtime: RuntimeDep) -> Response[Health]:
         """Readiness of the database, the blob store and the reranker; warm-up totals.
 
@@ -72,12 +87,18 @@ class SystemController(Controller):
         )
         return Response(body, status_code=200 if database.ok else 503)
 
-    @get("/me", operation_id="GetMe")
+    @operation(get, "/me", operation_id="GetMe", summary="Who the token belongs to", scope="read")
     async def me(self, principal: PrincipalDep) -> Me:
         """The user the presented token belongs to, and the token's scope."""
         return Me.of(principal)
 
-    @get("/status", operation_id="GetStatus")
+    @operation(
+        get,
+        "/status",
+        operation_id="GetStatus",
+        summary="How warm each project's search caches are",
+        scope="read",
+    )
     async def status(
         self, runtime: RuntimeDep, conn: ConnectionDep, principal: PrincipalDep
     ) -> Status:

@@ -5,16 +5,44 @@ from __future__ import annotations
 from litestar import Controller, post
 from litestar.params import JSONBody
 
+from service.errors import (
+    DocumentNotFound,
+    DuplicateDocumentName,
+    FileTooLarge,
+    InvalidContentType,
+    ProjectNotFound,
+    RateLimited,
+    UnsupportedFileType,
+)
 from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
+from service.http.operations import operation
 from service.http.schemas import UploadGrantBody, UploadPartBody, UploadRequest
 from service.services import uploads
+from service.storage.blobs import BlobStoreUnavailable
 
 
 class UploadController(Controller):
     path = "/api/uploads"
     tags = ["documents"]
 
-    @post("/", operation_id="CreateUpload")
+    @operation(
+        post,
+        "/",
+        operation_id="CreateUpload",
+        summary="Ask for an upload grant",
+        scope="write",
+        raises=(
+            ProjectNotFound,
+            DocumentNotFound,
+            InvalidContentType,
+            DuplicateDocumentName,
+            FileTooLarge,
+            UnsupportedFileType,
+            RateLimited,
+            BlobStoreUnavailable,
+        ),
+        has_body=True,
+    )
     async def create_upload(
         self,
         runtime: RuntimeDep,
