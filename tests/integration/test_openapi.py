@@ -41,7 +41,11 @@ from tests.integration.mcp.conftest import live_app
 from tests.reliability.isolation.operations import OPERATIONS, SCHEMA
 from tests.support.raised_errors import raisable
 
-SCOPE_SENTENCE = {"public": "Needs no token.", "read": "Needs an API token", "write": "Needs a write token"}
+SCOPE_SENTENCE = {
+    "public": "Needs no token.",
+    "read": "Needs an API token",
+    "write": "Needs a write token",
+}
 
 
 def _handlers() -> dict[str, Any]:
@@ -100,7 +104,9 @@ def test_every_operation_has_a_summary_a_scope_and_true_security() -> None:
         if not spec.get("description", "").startswith(SCOPE_SENTENCE[scope]):
             problems.append(f"{operation.operation_id}: the description does not state its scope")
         if (scope == "public") != (not spec.get("security")):
-            problems.append(f"{operation.operation_id}: security {spec.get('security')} for {scope}")
+            problems.append(
+                f"{operation.operation_id}: security {spec.get('security')} for {scope}"
+            )
     assert not problems, "\n".join(problems)
     assert HANDLERS["GetHealth"].opt["scope"] == "public"
     assert "security" not in _operation("GetHealth")
@@ -119,9 +125,7 @@ def test_every_error_a_handler_can_raise_is_documented_for_its_operation() -> No
         }
         found = raisable(f"{handler.fn.__module__}.{handler.fn.__qualname__}")
         missing = {
-            e.code
-            for e in found
-            if (e.status < 500 or e.status == 503) and e.status not in handled
+            e.code for e in found if (e.status < 500 or e.status == 503) and e.status not in handled
         } - documented
         if missing:
             problems.append(f"{operation_id} can raise {sorted(missing)}")
