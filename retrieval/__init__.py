@@ -28,6 +28,7 @@ from retrieval.types import (
     SearchResult,
     Source,
     SourceDocument,
+    StageSeconds,
 )
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "SearchResult",
     "Source",
     "SourceDocument",
+    "StageSeconds",
     "Tokenizer",
     "chunk_markdown",
     "search",

@@ -31,6 +31,7 @@ from retrieval.types import (
     Shortlist,
     Source,
     SourceDocument,
+    StageSeconds,
 )
 
 if TYPE_CHECKING:
@@ -79,12 +80,15 @@ def search(
     _check_positive(top_k=top_k, keep=keep, max_candidates=max_candidates)
     if not rerank_timeout > 0:
         raise InvalidSearchParameter("rerank_timeout", rerank_timeout, "must be above 0 seconds")
+    started = time.perf_counter()
     indexed = index.documents(refs, add=documents)
+    chunked = time.perf_counter()
     query_terms, term_ids, unknown_terms = index.query_terms(query, indexed)
     matrices = [doc.terms for doc in indexed]
     picked = shortlist(
         term_ids, matrices, keep=keep, max_candidates=max_candidates, unknown_terms=unknown_terms
     )
+    shortlisted = time.perf_counter()
     chunks = [indexed[entry.document].chunks[entry.ordinal] for entry in picked.entries]
     candidates = [
         Candidate(
@@ -93,6 +97,11 @@ def search(
         for entry in picked.entries
     ]
     reranked = _rerank(reranker, query, candidates, time.monotonic() + rerank_timeout)
+    stages = StageSeconds(
+        chunk=chunked - started,
+        bm25=shortlisted - chunked,
+        rerank=time.perf_counter() - shortlisted,
+    )
     order, scores, warnings = _final_order(reranker.name, reranked, candidates)
     if not (reranked.reranked and not warnings):
         # In BM25 order a passage sharing no query term is filler, not an answer.
@@ -138,6 +147,7 @@ def search(
         exhaustive=picked.exhaustive,
         no_term_matched=picked.no_term_matched,
         insufficient_evidence=insufficient_evidence([item.relevance for item in hits]),
+        stage_seconds=stages,
     )
 
 

@@ -191,6 +191,17 @@ class Source(NamedTuple):
     template sibling): :func:`retrieval.noise.look_alikes`."""
 
 
+class StageSeconds(NamedTuple):
+    """Wall-clock seconds one search spent in each stage of the pipeline (for metrics)."""
+
+    chunk: float = 0.0
+    """Chunking and tokenising the documents the cache lacked."""
+    bm25: float = 0.0
+    """Scoring every passage and picking the shortlist."""
+    rerank: float = 0.0
+    """The reranker's call (a model, or Cohere over the network)."""
+
+
 class SearchResult(NamedTuple):
     """Ranked, cited passages for one query."""
 
@@ -212,6 +223,8 @@ class SearchResult(NamedTuple):
     """True when no hit's relevance reaches :data:`~retrieval.relevance.EVIDENCE_FLOOR`:
     the documents do not appear to answer the query, and the hits are only the closest
     passages. Always true without hits."""
+    stage_seconds: StageSeconds = StageSeconds()
+    """Where the search's time went, stage by stage."""
 
     def to_dict(self) -> dict[str, object]:
         """The REST/MCP shape: plain JSON-ready values."""

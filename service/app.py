@@ -17,6 +17,7 @@ from service.http.auth import TokenAuthenticationMiddleware
 from service.http.controllers.documents import DocumentController
 from service.http.controllers.imports import ImportController
 from service.http.controllers.mentions import MentionsController
+from service.http.controllers.metrics import metrics
 from service.http.controllers.projects import ProjectController
 from service.http.controllers.requests import DocumentRequestController
 from service.http.controllers.search import SearchController
@@ -27,6 +28,7 @@ from service.http.errors import EXCEPTION_HANDLERS
 from service.http.json_request import JsonRequest
 from service.http.timeouts import BodyTimeoutMiddleware
 from service.mcp.http import McpHttp
+from service.metrics import RequestMetricsMiddleware
 from service.panel.session_routes import SessionController
 from service.panel.views import panel_router
 from service.runtime import Runtime, build_blob_store, open_runtime
@@ -59,9 +61,11 @@ def create_app(
                 await on_start(runtime)
             yield
 
+    observed = settings.metrics.enabled
     return Litestar(
         route_handlers=[
             *_route_handlers(blobs),
+            *([metrics] if observed else []),
             mcp_http.route_handler(),
             panel_router(settings),
             api_docs_assets_router(),
@@ -71,7 +75,10 @@ def create_app(
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(version=__version__),
         request_class=JsonRequest,
-        middleware=[_body_timeout(settings.server.body_timeout_seconds)],
+        middleware=[
+            *([RequestMetricsMiddleware] if observed else []),
+            _body_timeout(settings.server.body_timeout_seconds),
+        ],
         debug=False,
     )
 

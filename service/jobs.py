@@ -38,6 +38,7 @@ import procrastinate
 from procrastinate.exceptions import AlreadyEnqueued, ConnectorException, UniqueViolation
 from procrastinate.jobs import Status
 
+from service import metrics
 from service.services import extraction, uploads
 from service.storage.db import RECONNECT_WINDOW_SECONDS, connection, fetch_all
 
@@ -66,10 +67,11 @@ async def extract_document(context: JobContext, document_id: str) -> None:
     runtime: Runtime = context.additional_context["runtime"]
     attempts = runtime.settings.jobs.max_attempts
     try:
-        await extraction.extract_stored_document(runtime, UUID(document_id))
+        outcome = await extraction.extract_stored_document(runtime, UUID(document_id))
     except Exception as exc:
         attempt = context.job.attempts + 1
         if attempt < attempts:
+            metrics.record_job("retried")
             logger.warning(
                 "extraction of %s failed (attempt %d of %d): %s",
                 document_id,
@@ -78,6 +80,7 @@ async def extract_document(context: JobContext, document_id: str) -> None:
                 exc,
             )
             raise
+        metrics.record_job("failed")
         logger.error(
             "extraction of %s failed for good after %d attempts: %s", document_id, attempt, exc
         )
@@ -88,6 +91,8 @@ async def extract_document(context: JobContext, document_id: str) -> None:
                 "extraction_failed",
                 "Extraction kept failing (storage or database trouble); re-extract the document to try again.",
             )
+        return
+    metrics.record_job(outcome.status)
 
 
 async def sweep(context: JobContext, timestamp: int) -> None:
@@ -254,6 +259,7 @@ class Jobs:
             await manager.retry_job(job)
 
     async def _fail_stalled_extraction(self, runtime: Runtime, job: Job) -> None:
+        metrics.record_job("failed")
         attempts = job.attempts + 1
         document_id = UUID(str(job.task_kwargs["document_id"]))
         logger.error(

@@ -276,6 +276,26 @@ class ClientSettings(BaseModel):
     """Files `shortlist upload` sends, and waits for, at once."""
 
 
+class MetricsSettings(BaseModel):
+    """`GET /metrics`: Prometheus text for an operator's scraper."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    enabled: bool = False
+    """Serve `GET /metrics` (Prometheus text format); off, the route answers 404."""
+    token: SecretStr | None = None
+    """Bearer token a scrape must send (`Authorization: Bearer …`); unset, `/metrics` is open to whoever reaches the service."""
+
+
+class LogSettings(BaseModel):
+    """How the service writes its log (stderr)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    format: Literal["text", "json"] = "text"
+    """`text`: one readable line per event; `json`: one JSON object per line (with `request_id`, also sent as `X-Request-ID`)."""
+
+
 class Settings(BaseSettings):
     """All of Shortlist's configuration."""
 
@@ -311,6 +331,8 @@ class Settings(BaseSettings):
     fetch: FetchSettings = Field(default_factory=FetchSettings)
     requests: RequestSettings = Field(default_factory=RequestSettings)
     client: ClientSettings = Field(default_factory=ClientSettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    log: LogSettings = Field(default_factory=LogSettings)
 
     @property
     def public_url(self) -> str:

@@ -367,3 +367,9 @@ RETURNING id;
 -- fetch_document_object_key --
 -- Where a document's original is in the blob store (before it is replaced)
 SELECT object_key FROM documents WHERE id = %(document_id)s;
+
+-- count_queued_jobs --
+-- Jobs of one queue by status (todo, doing, …), for the extraction queue depth metric
+SELECT status::text AS status, count(*) AS jobs FROM procrastinate_jobs
+WHERE queue_name = %(queue)s AND status IN ('todo', 'doing')
+GROUP BY status;

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Literal, TypedDict, cast, overload
 from retrieval.rerankers.base import (
     RERANKER_KINDS,
     ClosableReranker,
+    GuardedReranker,
     LoadableReranker,
     Reranker,
     RerankerKind,
@@ -22,6 +23,7 @@ __all__ = [
     "RERANKER_KINDS",
     "ClosableReranker",
     "CohereOptions",
+    "GuardedReranker",
     "LoadableReranker",
     "LocalOptions",
     "Reranker",

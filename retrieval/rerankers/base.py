@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal, Protocol, get_args, runtime_checkable
 
+from retrieval.rerankers.circuit import CircuitBreaker
 from retrieval.types import Candidate, RerankResult
 
 RerankerKind = Literal["cohere", "local", "none"]
@@ -66,3 +67,11 @@ class ClosableReranker(Reranker, Protocol):
     """A reranker holding resources (threads, HTTP connections) to release."""
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class GuardedReranker(Reranker, Protocol):
+    """A reranker behind a circuit breaker (Cohere): its state is worth watching."""
+
+    @property
+    def breaker(self) -> CircuitBreaker: ...

@@ -10,6 +10,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Literal
+
+CircuitState = Literal["closed", "open", "half_open"]
 
 
 class CircuitBreaker:
@@ -37,6 +40,15 @@ class CircuitBreaker:
     def consecutive_failures(self) -> int:
         with self._lock:
             return self._consecutive_failures
+
+    @property
+    def state(self) -> CircuitState:
+        """``closed`` (calls go ahead), ``open`` (calls skipped) or ``half_open`` (the
+        cooldown is over: the next call decides)."""
+        with self._lock:
+            if self._opened_at is None:
+                return "closed"
+            return "open" if self._clock() < self._opened_at + self.cooldown else "half_open"
 
     def seconds_until_retry(self) -> float:
         """0 when a call may go ahead; otherwise how long the circuit stays open."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 from uuid import UUID
@@ -24,6 +25,7 @@ from retrieval import ChunkIndex, DocumentRef, SearchResult, SourceDocument
 from retrieval import search as retrieve
 from retrieval.pipeline import validate_query
 from retrieval.rerankers import ClosableReranker, LoadableReranker, Reranker, make_reranker
+from service import metrics
 from service.errors import DocumentNotFound, InvalidRequest
 from service.records import Principal, Project
 from service.services import documents, projects
@@ -80,13 +82,16 @@ async def search_project(
     query = validate_query(query)
     top_k = engine.check_top_k(top_k)
     wanted = _check_document_count(documents)
+    started = time.perf_counter()
     async with connection(runtime.pool) as conn:
         target = await projects.resolve_project(conn, principal.user_id, project)
         document_ids = (
             await _searchable_documents(conn, principal, target, wanted) if wanted else None
         )
         refs, loaded = await engine.load(conn, target.id, document_ids)
+    loaded_at = time.perf_counter()
     result = await engine.rank(target.id, query, refs, loaded, top_k=top_k)
+    metrics.record_search(result, load_seconds=loaded_at - started)
     left_out = 0 if document_ids else not_searchable_count(target, len(refs))
     return ProjectSearch(target, query, result, left_out)
 
