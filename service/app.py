@@ -26,6 +26,7 @@ from service.http.controllers.uploads import UploadController
 from service.http.dependencies import dependencies
 from service.http.errors import EXCEPTION_HANDLERS
 from service.http.json_request import JsonRequest
+from service.http.request_context import RequestContextMiddleware, stamp_response
 from service.http.timeouts import BodyTimeoutMiddleware
 from service.mcp.http import McpHttp
 from service.metrics import RequestMetricsMiddleware
@@ -75,11 +76,14 @@ def create_app(
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(version=__version__),
         request_class=JsonRequest,
+        before_send=[stamp_response],
         middleware=[
+            RequestContextMiddleware,
             *([RequestMetricsMiddleware] if observed else []),
             _body_timeout(settings.server.body_timeout_seconds),
         ],
         debug=False,
+        logging_config=None,  # the process's logging is service.logs', set by the command
     )
 
 

@@ -38,7 +38,7 @@ import procrastinate
 from procrastinate.exceptions import AlreadyEnqueued, ConnectorException, UniqueViolation
 from procrastinate.jobs import Status
 
-from service import metrics
+from service import logs, metrics
 from service.services import extraction, uploads
 from service.storage.db import RECONNECT_WINDOW_SECONDS, connection, fetch_all
 
@@ -63,7 +63,11 @@ WORKER_STOP_SECONDS = 5.0
 MAX_SWEEP_INTERVAL_SECONDS = 15
 
 
-async def extract_document(context: JobContext, document_id: str) -> None:
+async def extract_document(
+    context: JobContext, document_id: str, request_id: str | None = None
+) -> None:
+    """Extract one document; ``request_id`` is the request that queued it, for its logs."""
+    logs.request_id.set(request_id)
     runtime: Runtime = context.additional_context["runtime"]
     attempts = runtime.settings.jobs.max_attempts
     try:
@@ -151,7 +155,7 @@ class Jobs:
         lock = f"extract:{document_id}"
         try:
             await self.app.configure_task(EXTRACT_TASK, queueing_lock=lock, lock=lock).defer_async(
-                document_id=str(document_id)
+                document_id=str(document_id), request_id=logs.request_id.get()
             )
         except AlreadyEnqueued:
             logger.debug("extraction of %s is already queued", document_id)
