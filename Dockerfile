@@ -66,7 +66,7 @@ EXPOSE 8000
 # No curl in slim images: ask /api/health with the standard library. 200 means
 # the database answers; 503 (or no answer) marks the container unhealthy.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
-    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/api/health' % os.environ.get('SHORTLIST_SERVER__PORT', '8000'), timeout=4)"]
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/api/health/ready' % os.environ.get('SHORTLIST_SERVER__PORT', '8000'), timeout=4)"]
 
 ENTRYPOINT ["shortlist"]
 CMD ["serve", "--host", "0.0.0.0", "--no-worker"]

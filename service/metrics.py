@@ -20,6 +20,7 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Histogram,
+    disable_created_metrics,
     generate_latest,
 )
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 
     from retrieval import SearchResult
     from service.runtime import Runtime
+
+disable_created_metrics()  # type: ignore[no-untyped-call]  # no ``*_created`` series: they double every scrape for nothing
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The Prometheus text exposition format."""

@@ -50,6 +50,16 @@ class Health(Struct):
     warmup: WarmupCheck
 
 
+class Liveness(Struct):
+    status: Literal["alive"]
+
+
+class Readiness(Struct):
+    status: Literal["ready", "unavailable"]
+    database: Check
+    blob_store: Check
+
+
 class ProjectWarmup(Struct):
     """How warm one project's search caches are in the process that answered."""
 

@@ -16,8 +16,10 @@ one sentence each; an empty list means the file is fine. What is checked:
 - named volumes are declared and used; no service sets ``container_name``
   (that would forbid ``--scale``);
 - the Dockerfile builds on a pinned slim Python 3.11, runs as a non-root user,
-  exposes 8000, has a health check on ``/api/health`` and the ``shortlist``
-  entry point; ``.dockerignore`` keeps every file it copies in the context.
+  exposes 8000, has a health check on ``/api/health/ready`` and the ``shortlist``
+  entry point; ``.dockerignore`` keeps every file it copies in the context;
+- every service that runs ``serve`` is health-checked on its readiness route,
+  ``/api/health/ready`` (its own check, or the Dockerfile's when it is built here).
 """
 
 from __future__ import annotations
@@ -99,6 +101,7 @@ def check_compose(compose: Mapping[str, Any], dockerfile_text: str | None = None
     used_volumes: set[str] = set()
     for name, service in services.items():
         problems += _check_image(name, service)
+        problems += _check_readiness(name, service, dockerfile_text)
         problems += _check_depends_on(name, service, services, dockerfile_text)
         if "container_name" in service:
             problems.append(f"Service {name} sets container_name, so it cannot be scaled.")
@@ -159,6 +162,33 @@ def _check_depends_on(
     return problems
 
 
+READINESS_PATH = "/api/health/ready"
+
+
+def _check_readiness(
+    name: str, service: Mapping[str, Any], dockerfile_text: str | None
+) -> list[str]:
+    """A service running ``serve`` is health-checked on readiness, not the full report."""
+    command = service.get("command") or []
+    if "serve" not in (command if isinstance(command, list) else str(command).split()):
+        return []
+    check = service.get("healthcheck")
+    if isinstance(check, dict) and not check.get("disable", False):
+        test = check.get("test") or []
+        text = " ".join(test) if isinstance(test, list) else str(test)
+    elif "build" in service and dockerfile_text is not None:
+        text = " ".join(
+            rest
+            for kind, rest in _dockerfile_instructions(dockerfile_text)
+            if kind == "HEALTHCHECK"
+        )
+    else:
+        text = ""
+    if READINESS_PATH not in text:
+        return [f"Service {name} runs serve but is not health-checked on {READINESS_PATH}."]
+    return []
+
+
 def _has_healthcheck(service: Mapping[str, Any], dockerfile_text: str | None) -> bool:
     check = service.get("healthcheck")
     if isinstance(check, dict):
@@ -214,8 +244,8 @@ def check_dockerfile(text: str) -> list[str]:
     if not any(kind == "EXPOSE" and "8000" in rest.split() for kind, rest in instructions):
         problems.append("The image must EXPOSE 8000.")
     health = [rest for kind, rest in instructions if kind == "HEALTHCHECK"]
-    if not health or "/api/health" not in health[-1]:
-        problems.append("The image needs a HEALTHCHECK on /api/health.")
+    if not health or READINESS_PATH not in health[-1]:
+        problems.append(f"The image needs a HEALTHCHECK on {READINESS_PATH}.")
     entry = [rest for kind, rest in instructions if kind == "ENTRYPOINT"]
     if not entry or entry[-1] != '["shortlist"]':
         problems.append('The image\'s ENTRYPOINT must be ["shortlist"].')

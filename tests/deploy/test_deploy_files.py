@@ -98,11 +98,13 @@ def test_waiting_for_health_of_a_service_without_a_health_check_is_reported() ->
 
 def test_a_service_built_here_counts_the_dockerfile_health_check() -> None:
     compose = shipped_compose()
+    del compose["services"]["web"]["healthcheck"]
     compose["services"]["worker"]["depends_on"]["web"] = {"condition": "service_healthy"}
     assert check_compose(compose, DOCKERFILE_TEXT) == []
     without = DOCKERFILE_TEXT.replace("HEALTHCHECK", "# no health check")
     assert check_compose(compose, without) == [
-        "Service worker waits for web to be healthy, but it has no health check."
+        "Service web runs serve but is not health-checked on /api/health/ready.",
+        "Service worker waits for web to be healthy, but it has no health check.",
     ]
 
 
@@ -197,3 +199,19 @@ def test_the_env_reader_refuses_a_line_that_is_not_name_equals_value(tmp_path: P
 def test_the_shipped_compose_file_is_plain_yaml_with_one_shared_environment() -> None:
     raw = yaml.safe_load(COMPOSE_TEXT)
     assert raw["services"]["web"]["environment"] == raw["services"]["worker"]["environment"]
+
+
+def test_a_serving_service_not_checked_on_readiness_is_reported() -> None:
+    compose = shipped_compose()
+    compose["services"]["web"]["healthcheck"] = {
+        "test": ["CMD", "python", "-c", "print('http://127.0.0.1:8000/api/health')"]
+    }
+    problems = check_compose(compose, DOCKERFILE_TEXT)
+
+    assert any(
+        "web runs serve but is not health-checked on /api/health/ready" in p for p in problems
+    )
+    assert any(
+        "/api/health/ready" in p
+        for p in check_dockerfile(DOCKERFILE_TEXT.replace("/api/health/ready", "/api/health"))
+    )

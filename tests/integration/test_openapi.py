@@ -284,6 +284,8 @@ def test_a_generated_client_accepts_a_real_answer_of_every_operation(
 
         project, document = world.project_id, world.document_id
         call("GetHealth", "GET", "/api/health")
+        call("GetLiveness", "GET", "/api/health/live")
+        call("GetReadiness", "GET", "/api/health/ready")
         call("GetMe", "GET", "/api/me")
         call("GetStatus", "GET", "/api/status")
         call("ListProjects", "GET", "/api/projects")

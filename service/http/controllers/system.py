@@ -9,30 +9,20 @@ import anyio.to_thread
 from litestar import Controller, Response, get
 from litestar.openapi.datastructures import ResponseSpec
 
-from service.errors import ShortlistError
 from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
 from service.http.operations import operation
 from service.http.schemas import (
     Check,
     Health,
+    Liveness,
     Me,
     ProjectWarmup,
+    Readiness,
     RerankerCheck,
     Status,
     WarmupCheck,
 )
-from service.runtime import Runtime
-from service.services import warmup
-from service.storage.blobs import BlobStoreError
-from service.storage.db import ping
-
-
-async def _blob_store_check(runtime: Runtime) -> Check:
-    try:
-        await anyio.to_thread.run_sync(runtime.blobs.check)
-    except BlobStoreError as exc:
-        return Check(ok=False, detail=exc.message)
-    return Check(ok=True, detail=runtime.blobs.name)
+from service.services import health, warmup
 
 
 class SystemController(Controller):
@@ -59,12 +49,9 @@ class SystemController(Controller):
         Returns:
             200 when the database answers (even if another part is degraded), else 503.
         """
-        try:
-            await ping(runtime.pool)
-            database = Check(ok=True, detail="connected")
-        except ShortlistError as exc:
-            database = Check(ok=False, detail=exc.message)
-        blob_store = await _blob_store_check(runtime)
+        probed = await health.readiness(runtime)
+        database = Check(ok=probed.database.ok, detail=probed.database.detail)
+        blob_store = Check(ok=probed.blob_store.ok, detail=probed.blob_store.detail)
         ready, detail = await anyio.to_thread.run_sync(runtime.search.reranker_status)
         reranker = RerankerCheck(ok=ready, kind=runtime.settings.reranker_kind, detail=detail)
         if not database.ok:
@@ -86,6 +73,45 @@ class SystemController(Controller):
             ),
         )
         return Response(body, status_code=200 if database.ok else 503)
+
+    @operation(
+        get,
+        "/health/live",
+        operation_id="GetLiveness",
+        summary="Liveness: the process answers",
+        scope="public",
+    )
+    async def liveness(self) -> Liveness:
+        """Always 200 while the process runs; checks nothing (a Kubernetes liveness probe)."""
+        return Liveness(status="alive")
+
+    @operation(
+        get,
+        "/health/ready",
+        operation_id="GetReadiness",
+        summary="Readiness: the database and the blob store answer",
+        scope="public",
+        responses={
+            503: ResponseSpec(
+                data_container=Readiness,
+                generate_examples=False,
+                description="The database or the blob store does not answer; the body says which.",
+            )
+        },
+    )
+    async def readiness(self, runtime: RuntimeDep) -> Response[Readiness]:
+        """Whether this process can serve requests (a Kubernetes readiness probe).
+
+        Returns:
+            200 when the database and the blob store both answer, else 503.
+        """
+        probed = await health.readiness(runtime)
+        body = Readiness(
+            status="ready" if probed.ready else "unavailable",
+            database=Check(ok=probed.database.ok, detail=probed.database.detail),
+            blob_store=Check(ok=probed.blob_store.ok, detail=probed.blob_store.detail),
+        )
+        return Response(body, status_code=200 if probed.ready else 503)
 
     @operation(get, "/me", operation_id="GetMe", summary="Who the token belongs to", scope="read")
     async def me(self, principal: PrincipalDep) -> Me:
