@@ -12,7 +12,7 @@ from typing import Any
 import click
 import msgspec
 
-from service.cli.commands import (
+from service.cli.plumbing import (
     acting_user,
     command_errors,
     emit_json,
