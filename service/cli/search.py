@@ -37,8 +37,8 @@ def search(
 ) -> None:
     """Search a project; prints cited passages."""
     from retrieval.citations import near_copies_note
-    from service.http.schemas import SearchResponse
     from service.services.search import search_project
+    from service.shapes import SearchResponse
 
     async def work(runtime: Runtime) -> Any:
         principal = await acting_user(runtime, user_name)
