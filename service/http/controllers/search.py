@@ -12,8 +12,9 @@ from retrieval.errors import EmptyQuery, QueryTooLong
 from service.errors import DocumentNotFound, DocumentNotReady, ProjectNotFound, RateLimited
 from service.http.dependencies import PrincipalDep, RuntimeDep
 from service.http.operations import operation
-from service.http.schemas import SearchRequest, SearchResponse
+from service.http.schemas import SearchRequest
 from service.services.search import search_project
+from service.shapes import SearchResponse
 
 
 class SearchController(Controller):
