@@ -10,7 +10,8 @@ A subclass's docstring is its default message::
     ├── InvalidRequest (400)
     │   ├── EmptyName
     │   ├── InvalidPageRange
-    │   └── InvalidContentType
+    │   ├── InvalidContentType
+    │   └── PortInUse (``shortlist serve``)
     ├── NotAuthenticated (401)
     ├── TokenReadOnly (403)
     ├── RequestTimedOut (408)
@@ -261,6 +262,15 @@ class UrlUnsupportedType(UrlRefused):
 
     status = 415
     code = "url_unsupported_type"
+
+
+class PortInUse(InvalidRequest):
+    """The port is in use by another program; choose another with --port."""
+
+    code = "port_in_use"
+
+    def __init__(self, port: int) -> None:
+        super().__init__(f"port {port} is in use; choose another with --port", port=port)
 
 
 class RateLimited(ShortlistError):

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import logging
+import errno
 import shutil
+import socket
 import sys
 from pathlib import Path
 
 import click
 
-from service.cli.plumbing import (
-    main,
-)
+from service.cli.plumbing import command_errors, main
+from service.errors import PortInUse
+from service.logs import configure_logging
 from service.runtime import Runtime
 from service.services import users
 from service.settings import get_settings
@@ -28,6 +29,7 @@ from service.storage.db import connection
     default=None,
     help="Run an extraction worker in this process (setting: SHORTLIST_SERVER__RUN_WORKER).",
 )
+@command_errors
 def serve(host: str | None, port: int | None, worker: bool | None) -> None:
     """Run the web service (REST API, MCP at /mcp, panel at /)."""
     import uvicorn
@@ -42,7 +44,8 @@ def serve(host: str | None, port: int | None, worker: bool | None) -> None:
         settings.server.port = port
     if worker is not None:
         settings.server.run_worker = worker
-    logging.getLogger("service").setLevel(settings.server.log_level.upper())
+    configure_logging(settings)
+    listener = listen(settings.server.host, settings.server.port)  # before announcing anything
     click.echo(
         f"Shortlist is starting at {settings.public_url}  (API docs: {settings.public_url}/schema)"
     )
@@ -57,14 +60,32 @@ def serve(host: str | None, port: int | None, worker: bool | None) -> None:
             if not await users.list_users(conn):
                 click.echo(f"No users yet. Create one and get a token: {program} user create NAME")
 
-    uvicorn.run(
+    config = uvicorn.Config(
         create_app(settings, on_start=greet_first_run),
         host=settings.server.host,
         port=settings.server.port,
-        log_level=settings.server.log_level,
+        log_config=None,  # service.logs has configured the process's log
+        access_log=False,  # service.http.request_context writes the access lines
         proxy_headers=True,
         http=h11_protocol(settings.server.header_timeout_seconds),
     )
+    uvicorn.Server(config).run(sockets=[listener])
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (listening starts in uvicorn); a port another program
+    holds is the user's to change (:class:`PortInUse`), said before anything starts."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as exc:
+        listener.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise PortInUse(port) from exc
+        raise
+    return listener
 
 
 def invoked_as() -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import signal
 
 import click
@@ -13,6 +12,7 @@ from service.cli.plumbing import (
     main,
     run_with_runtime,
 )
+from service.logs import configure_logging
 from service.runtime import Runtime
 from service.settings import get_settings
 
@@ -22,8 +22,7 @@ from service.settings import get_settings
 def worker(name: str) -> None:
     """Run a standalone extraction worker (scale by running more of them)."""
     settings = get_settings()
-    logging.getLogger("service").setLevel(settings.server.log_level.upper())
-    logging.getLogger("procrastinate").setLevel(logging.INFO)
+    configure_logging(settings)
 
     async def work(runtime: Runtime) -> None:
         loop = asyncio.get_running_loop()

@@ -463,3 +463,17 @@ def test_upload_with_no_service_running_says_so_and_exits_2(tmp_path: Path) -> N
     assert error["message"].startswith(f"Cannot reach the Shortlist service at {url}")
     assert "shortlist serve" in error["message"]
     assert "Traceback" not in result.stderr
+
+
+def test_serve_on_a_busy_port_says_so_and_exits_2_before_announcing(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = shortlist(
+            "postgresql://nobody@127.0.0.1:1/none", tmp_path, "serve", "--port", str(port)
+        )
+
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == f"Error: port {port} is in use; choose another with --port"
+    assert "starting" not in result.stdout
