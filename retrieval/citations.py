@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from retrieval.types import Chunk, DocumentRef, Hit, NearCopy, Source
+from retrieval.types import Chunk, DocumentRef, Hit, NearCopy, Ranking, Source
 
 
 def hit(
@@ -70,3 +70,16 @@ def near_copies_note(copies: Sequence[NearCopy]) -> str:
     places = "; ".join(f"{copy.document_name} {format_pages(copy.pages)}" for copy in copies)
     count = f"{len(copies)} near-cop{'y' if len(copies) == 1 else 'ies'} folded"
     return f"{count}: {places}"
+
+
+def ranking_note(ranking: Ranking, reranker: str, *, scored: int, candidates: int) -> str:
+    """How a result was ordered, in words every door shows: ``"reranked by local"``,
+    ``"partly ranked: 12 of 100 passages scored by local …"`` or ``"BM25 order"``."""
+    if ranking == "reranked":
+        return f"reranked by {reranker}"
+    if ranking == "partly_ranked":
+        return (
+            f"partly ranked: {scored} of {candidates} passages scored by {reranker}, "
+            "the rest in BM25 order (still warming; results may improve)"
+        )
+    return "BM25 order" if reranker == "none" else f"BM25 order ({reranker} did not rank)"

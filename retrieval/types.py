@@ -8,7 +8,7 @@ values back; a reranker sees :class:`Candidate` values and answers with a
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from retrieval.relevance import RelevanceLabel, relevance_label
 
@@ -191,6 +191,11 @@ class Source(NamedTuple):
     template sibling): :func:`retrieval.noise.look_alikes`."""
 
 
+Ranking = Literal["reranked", "partly_ranked", "bm25_order"]
+"""How a result was ordered: every candidate scored by the reranker; some of them (the rest
+by BM25 alone, while the local model warms); or BM25 order (no reranker, or it failed)."""
+
+
 class StageSeconds(NamedTuple):
     """Wall-clock seconds one search spent in each stage of the pipeline (for metrics)."""
 
@@ -225,6 +230,18 @@ class SearchResult(NamedTuple):
     passages. Always true without hits."""
     stage_seconds: StageSeconds = StageSeconds()
     """Where the search's time went, stage by stage."""
+
+    @property
+    def ranking(self) -> Ranking:
+        """How the hits were ordered: the one rule every door renders."""
+        if not self.reranked:
+            return "bm25_order"
+        return "partly_ranked" if self.unscored else "reranked"
+
+    @property
+    def scored(self) -> int:
+        """How many candidates the reranker scored (0 in BM25 order)."""
+        return self.candidates - self.unscored if self.reranked else 0
 
     def to_dict(self) -> dict[str, object]:
         """The REST/MCP shape: plain JSON-ready values."""

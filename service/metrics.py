@@ -87,8 +87,8 @@ _COUNTED = (HTTP_REQUESTS, HTTP_SECONDS, SEARCH_STAGE_SECONDS, SEARCHES, EXTRACT
 
 def search_outcome(result: SearchResult) -> SearchOutcome:
     """How a search was ranked, in the words of the ``shortlist_searches`` metric."""
-    if result.reranked:
-        return "reranked" if result.unscored == 0 else "partly_ranked"
+    if result.ranking != "bm25_order":
+        return result.ranking
     if result.reranker == "none":
         return "bm25_only"
     return "fallback"

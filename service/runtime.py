@@ -113,14 +113,19 @@ def build_blob_store(settings: Settings) -> BlobStore:
 
 @contextlib.asynccontextmanager
 async def open_runtime(
-    settings: Settings, *, blobs: BlobStore | None = None, background: bool = True
+    settings: Settings,
+    *,
+    blobs: BlobStore | None = None,
+    background: bool = True,
+    score_every_candidate: bool = False,
 ) -> AsyncIterator[Runtime]:
     """Locate (or start) the database, migrate it, open pool and queue; undo all of it on exit.
 
     ``blobs`` is the store to use when the caller built it already (the web app
     does, to mount the local store's routes); otherwise it is built here.
     ``background=False`` is for one-shot commands: the search caches are not
-    warmed in the background, so the process exits as soon as its work is done.
+    warmed in the background, so the process exits as soon as its work is done;
+    ``score_every_candidate`` is :class:`SearchEngine`'s (one-shot commands set it).
     """
     database = locate_database(settings)
     try:
@@ -128,7 +133,9 @@ async def open_runtime(
         pool = create_pool(database.url, settings)
         await pool.open(wait=True, timeout=max(10.0, settings.database.pool_timeout))
         jobs = Jobs(database.url, settings)
-        search = SearchEngine(settings, background=background)
+        search = SearchEngine(
+            settings, background=background, score_every_candidate=score_every_candidate
+        )
         sandboxes = sandbox_pool(settings)
         try:
             await jobs.open()

@@ -1,6 +1,7 @@
 """Shapes more than one door speaks: the base of every body, and the answer to a search.
 
-:class:`SearchResponse` is the one search answer: the REST API and ``shortlist search --json``
+:class:`SearchResponse` is the one search answer (and :class:`MentionsResponse` the one
+answer to "which documents mention …"): the REST API and ``shortlist search --json``
 encode it whole, and the MCP tool ``search_documents`` returns it as its structured content
 (without each passage's ``text``, which the model reads once, in the tool's text). The REST
 door's other bodies are in :mod:`service.http.schemas`.
@@ -13,7 +14,10 @@ from uuid import UUID
 
 import msgspec
 
+from retrieval.citations import ranking_note
 from retrieval.relevance import RelevanceLabel
+from retrieval.types import Ranking
+from service.services import mentions
 from service.services.search import ProjectSearch
 
 
@@ -106,9 +110,27 @@ class SearchResponse(Struct):
     results: list[SearchHit]
     sources: list[SearchSource]
     reranker: str
-    reranked: bool
+    reranked: Annotated[
+        bool,
+        msgspec.Meta(description="True only when the reranker scored every candidate."),
+    ]
+    ranking: Annotated[
+        Ranking,
+        msgspec.Meta(
+            description=(
+                "How the results were ordered: 'reranked' (every candidate scored), "
+                "'partly_ranked' (only `scored` of `candidates`; the rest by BM25 alone while "
+                "the local model warms), 'bm25_order' (no reranker, or it failed: see warnings)."
+            )
+        ),
+    ]
+    ranking_note: Annotated[
+        str,
+        msgspec.Meta(description="`ranking` in words, as the CLI, MCP and the panel show it."),
+    ]
     warnings: list[str]
     candidates: int
+    scored: Annotated[int, msgspec.Meta(description="Candidates the reranker scored.")]
     unscored: int
     """Candidates the reranker had no score for yet (still warming): ranked by BM25 alone."""
     exhaustive: bool
@@ -185,12 +207,69 @@ class SearchResponse(Struct):
                 for source in result.sources
             ],
             reranker=result.reranker,
-            reranked=result.reranked,
+            reranked=result.ranking == "reranked",
+            ranking=result.ranking,
+            ranking_note=ranking_note(
+                result.ranking, result.reranker, scored=result.scored, candidates=result.candidates
+            ),
             warnings=list(result.warnings),
             candidates=result.candidates,
+            scored=result.scored,
             unscored=result.unscored,
             exhaustive=result.exhaustive,
             insufficient_evidence=result.insufficient_evidence,
             query_words_matched=not result.no_term_matched,
+            documents_not_searchable=found.documents_not_searchable,
+        )
+
+
+class TermCount(Struct):
+    term: str
+    occurrences: int
+    pages: list[int]
+    """Pages holding the term; an occurrence across a page break is counted but has no page."""
+
+
+class DocumentMentions(Struct):
+    document: DocumentName
+    terms: list[TermCount]
+
+
+class TermTotal(Struct):
+    term: str
+    occurrences: int
+    documents: int
+
+
+class MentionsResponse(Struct):
+    project_id: UUID
+    terms: list[str]
+    match: mentions.Match
+    documents: list[DocumentMentions]
+    totals: list[TermTotal]
+    documents_searched: int
+    documents_not_searchable: int
+
+    @classmethod
+    def from_result(cls, found: mentions.Mentions) -> MentionsResponse:
+        return cls(
+            project_id=found.project.id,
+            terms=list(found.terms),
+            match=found.match,
+            documents=[
+                DocumentMentions(
+                    document=DocumentName(id=doc.document_id, name=doc.document_name),
+                    terms=[
+                        TermCount(term=t.term, occurrences=t.occurrences, pages=list(t.pages))
+                        for t in doc.terms
+                    ],
+                )
+                for doc in found.documents
+            ],
+            totals=[
+                TermTotal(term=t.term, occurrences=t.occurrences, documents=t.documents)
+                for t in found.totals
+            ],
+            documents_searched=found.documents_searched,
             documents_not_searchable=found.documents_not_searchable,
         )

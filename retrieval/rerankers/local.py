@@ -39,8 +39,8 @@ thread itself, so that thread's lower OS priority holds, and a core stays free
 for queries). A query embeds on the main session, and only for ``embed_budget``
 seconds: passages are embedded in BM25 order in small batches while the budget
 allows; the rest are returned as ``unscored``, and their fused score is the
-BM25 part alone (the cosine part is 0 for them), with the warning
-``"local: N of M candidates not scored yet (still warming)"``. The query's own
+BM25 part alone (the cosine part is 0 for them); the result says so with its
+``unscored`` count (rendered as "partly ranked" by every door). The query's own
 vector is kept in a small LRU, so a repeated query (a page reload, an agent
 retrying) costs no model call.
 
@@ -68,9 +68,6 @@ from retrieval.types import Candidate, RerankResult
 
 BM25_WEIGHT = 0.35
 """Share of the fused score that comes from BM25 (chosen on SciFact train, see above)."""
-
-UNSCORED_WARNING = "local: {unscored} of {total} candidates not scored yet (still warming)"
-"""Said when the query's embedding budget ran out before every candidate had a vector."""
 
 _SAFETY_FACTOR = 1.25
 """Batches are sized to the time left divided by this many times the expected cost."""
@@ -249,16 +246,8 @@ class LocalReranker:
             else local_relevance(value, candidate.coverage)
             for candidate, value in zip(candidates, cosine, strict=True)
         )
-        warnings: tuple[str, ...] = ()
-        if unscored:
-            warnings = (UNSCORED_WARNING.format(unscored=len(unscored), total=len(candidates)),)
-        return RerankResult(
-            scores=scores,
-            reranked=True,
-            unscored=unscored,
-            warnings=warnings,
-            relevance=relevance,
-        )
+        # Candidates left unscored are said by ``unscored`` (a partly ranked result), not a warning.
+        return RerankResult(scores=scores, reranked=True, unscored=unscored, relevance=relevance)
 
     def _query_vector(self, embedder: MiniLMEmbedder, query: str) -> Vector:
         """The query's vector, reused when the same text was embedded recently."""

@@ -111,6 +111,23 @@ class ShortlistClient:
         )
         return document
 
+    def search(self, project_id: str, query: str, *, top_k: int | None = None) -> bytes:
+        """``POST /api/projects/{id}/search``: the answer's JSON, as the service sent it."""
+        body: dict[str, Any] = {"query": query}
+        if top_k is not None:
+            body["top_k"] = top_k
+        response = self._request("POST", f"/api/projects/{project_id}/search", json=body)
+        self._json(response)  # raises the service's error, if any
+        return response.content
+
+    def mentions(self, project_id: str, terms: list[str], match: str) -> bytes:
+        """``GET /api/projects/{id}/mentions``: the answer's JSON, as the service sent it."""
+        response = self._request(
+            "GET", f"/api/projects/{project_id}/mentions", params={"terms": terms, "match": match}
+        )
+        self._json(response)
+        return response.content
+
     def list_documents(self, project_id: str) -> list[dict[str, Any]]:
         """The project's documents (with ``sync`` for those a folder sync keeps)."""
         listed: list[dict[str, Any]] = self._json(

@@ -45,7 +45,8 @@ def _status(document: Document) -> str:
     failure = documents.failure_of(document)
     if failure is not None:
         return f"error: {failure.message}" + (f" ({failure.hint})" if failure.hint else "")
-    pages = f", {document.page_count} pages" if document.page_count else ""
+    count = document.page_count
+    pages = f", {count} page{'' if count == 1 else 's'}" if count else ""
     return f"{document.status}{pages}"
 
 

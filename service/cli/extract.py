@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from service.cli.plumbing import (
+    command_errors,
     emit_json,
     fail,
     json_option,
@@ -18,11 +19,14 @@ from service.settings import get_settings
 @main.command("extract")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @json_option
+@command_errors
 def extract_command(path: Path, as_json: bool) -> None:
     """Print the Markdown a file becomes, or the reason it cannot be searched (exit 2)."""
     from extract import ExtractionError
     from service.services.extraction import limits_for, sandbox_pool
+    from service.services.uploads import declared_kind_of
 
+    declared_kind_of(path.name, None)  # the kinds an upload accepts, and no others
     settings = get_settings()
     try:
         with sandbox_pool(settings) as sandboxes:  # a long PDF is read in parallel parts

@@ -120,14 +120,37 @@ def run_with_runtime(
     """Open the runtime (database, migrations, pool), run ``work``, close it all.
 
     One-shot by default: nothing is warmed in the background (a search would
-    otherwise queue its whole project); long-running commands pass ``background=True``.
+    otherwise queue its whole project) and a search scores every candidate before it
+    answers (no other search waits on it); long-running commands pass ``background=True``.
     """
 
     async def main() -> T:
-        async with open_runtime(settings, background=background) as runtime:
+        async with open_runtime(
+            settings, background=background, score_every_candidate=not background
+        ) as runtime:
             return await work(runtime)
 
     return asyncio.run(main())
+
+
+def service_client(settings: Settings, user_name: str | None, url: str | None = None) -> Any:
+    """A client of the running service when one is configured, else ``None``.
+
+    The one rule for commands that work either way (``search``, ``mentions``, ``sync``): with
+    ``SHORTLIST_TOKEN`` set and no ``--user``, they go through the service at ``--url`` (else
+    ``SHORTLIST_SERVER__PUBLIC_URL``), so they use its warm caches and the token's scope;
+    otherwise they work in this process, on the database directly.
+    """
+    if settings.token is None or user_name is not None:
+        if url is not None:
+            raise InvalidRequest(
+                "--url works with a running service: set SHORTLIST_TOKEN to your API token "
+                "(and leave out --user)."
+            )
+        return None
+    from service.cli.client import ShortlistClient
+
+    return ShortlistClient(url or settings.public_url, settings.token.get_secret_value())
 
 
 def run_for_user(user_name: str, action: Callable[[Connection, User], Awaitable[T]]) -> T:

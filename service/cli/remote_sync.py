@@ -89,16 +89,15 @@ class RemoteTarget:
 
 
 def sync_remote(
-    base_url: str,
-    token: str,
+    client: ShortlistClient,
     project: str | None,
     roots: Sequence[Path],
     *,
     wait_seconds: float = 600.0,
 ) -> Report:
-    """Mirror ``roots`` into the project (name, id, or the default rule) of the service at
-    ``base_url``, acting with ``token``."""
-    with ShortlistClient(base_url, token) as client:
+    """Mirror ``roots`` into the project (name, id, or the default rule) of the service
+    ``client`` speaks to, acting with its token; the client is closed after."""
+    with client:
         target = client.resolve_project(project)
         remote = RemoteTarget(client, str(target["id"]), wait_seconds=wait_seconds)
         return anyio.run(sync, remote, list(roots))

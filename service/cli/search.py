@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import textwrap
-from typing import Any
+from typing import Any, get_args
 
 import click
 import msgspec
@@ -18,56 +18,160 @@ from service.cli.plumbing import (
     optional_user_option,
     project_option,
     run_with_runtime,
+    service_client,
 )
 from service.runtime import Runtime
 from service.services import projects
+from service.services.mentions import Match
 from service.settings import get_settings
 from service.storage.db import connection
+
+url_option = click.option(
+    "--url", default=None, help="The service's base URL (default: the public URL setting)."
+)
 
 
 @main.command()
 @click.argument("query")
 @project_option
 @optional_user_option
+@url_option
 @click.option("--top-k", type=int, default=None, help="How many passages to return.")
 @json_option
 @command_errors
 def search(
-    query: str, project_name: str, user_name: str | None, top_k: int | None, as_json: bool
+    query: str,
+    project_name: str | None,
+    user_name: str | None,
+    url: str | None,
+    top_k: int | None,
+    as_json: bool,
 ) -> None:
-    """Search a project; prints cited passages."""
-    from retrieval.citations import near_copies_note
+    """Search a project; prints cited passages. Through the running service when
+    SHORTLIST_TOKEN is set (and no --user); otherwise in this process, scoring every
+    candidate before answering."""
     from service.services.search import search_project
     from service.shapes import SearchResponse
 
-    async def work(runtime: Runtime) -> Any:
-        principal = await acting_user(runtime, user_name)
-        return await search_project(runtime, principal, project_name, query, top_k=top_k)
+    settings = get_settings()
+    client = service_client(settings, user_name, url)
+    if client is not None:
+        with client:
+            target = client.resolve_project(project_name)
+            raw = client.search(str(target["id"]), query, top_k=top_k)
+        answer = msgspec.json.decode(raw, type=SearchResponse)
+    else:
 
-    found = run_with_runtime(get_settings(), work)
-    result = found.result
+        async def work(runtime: Runtime) -> Any:
+            principal = await acting_user(runtime, user_name)
+            return await search_project(runtime, principal, project_name, query, top_k=top_k)
+
+        answer = SearchResponse.from_search(run_with_runtime(settings, work))
+        raw = msgspec.json.encode(answer)
+        click.echo(LOCALLY, err=True)
     if as_json:
-        click.echo(msgspec.json.encode(SearchResponse.from_search(found)).decode())
+        click.echo(raw.decode())
         return
-    if result.insufficient_evidence:
+    _print_search(answer)
+
+
+LOCALLY = (
+    "(searched locally, in this process: no service configured; set SHORTLIST_TOKEN to "
+    "search through the running one)"
+)
+
+
+def _print_search(answer: Any) -> None:
+    """The passages as numbered citations; how they were ordered and any warning on stderr."""
+    from retrieval.citations import near_copies_note
+    from retrieval.types import NearCopy
+
+    if answer.insufficient_evidence:
         click.echo(
             "The documents do not appear to answer this: no passage reaches the evidence floor."
-            + (" The closest passages:" if result.hits else "")
+            + (" The closest passages:" if answer.results else "")
         )
         click.echo()
-    for number, hit in enumerate(result.hits, start=1):
+    for number, hit in enumerate(answer.results, start=1):
         first, last = hit.pages
         pages = f"p. {first}" if first == last else f"p. {first}–{last}"
         relevance = f"relevance {hit.relevance_label}, {hit.relevance:.2f}"
-        click.echo(f"[{number}] {hit.document_name} — {pages}  ({relevance})")
+        click.echo(f"[{number}] {hit.document.name} — {pages}  ({relevance})")
         click.echo(textwrap.indent(hit.text.strip(), "    "))
-        if hit.near_copies:
-            click.echo(f"    ({near_copies_note(hit.near_copies)})")
+        copies = [
+            NearCopy(c.chunk_id, str(c.document.id), c.document.name, tuple(c.pages), c.similarity)
+            for c in hit.near_copies
+        ]
+        if copies:
+            click.echo(f"    ({near_copies_note(copies)})")
         click.echo()
-    if not result.reranked:
-        click.echo(f"(order: BM25; reranker {result.reranker} did not run)", err=True)
-    for warning in result.warnings:
+    if answer.ranking != "reranked":
+        click.echo(f"(order: {answer.ranking_note})", err=True)
+    for warning in answer.warnings:
         click.echo(f"warning: {warning}", err=True)
+
+
+@main.command()
+@click.argument("terms", nargs=-1, required=True)
+@click.option(
+    "--match",
+    type=click.Choice(get_args(Match)),
+    default="all",
+    show_default=True,
+    help="Documents containing all the terms, or any of them.",
+)
+@project_option
+@optional_user_option
+@url_option
+@json_option
+@command_errors
+def mentions(
+    terms: tuple[str, ...],
+    match: Match,
+    project_name: str | None,
+    user_name: str | None,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """Every document of a project that contains the words or phrases, with counts and pages
+    (exhaustive, not ranked). Through the running service when SHORTLIST_TOKEN is set."""
+    from service.services.mentions import find_mentions
+    from service.shapes import MentionsResponse
+
+    settings = get_settings()
+    client = service_client(settings, user_name, url)
+    if client is not None:
+        with client:
+            target = client.resolve_project(project_name)
+            raw = client.mentions(str(target["id"]), list(terms), match)
+        answer = msgspec.json.decode(raw, type=MentionsResponse)
+    else:
+
+        async def work(runtime: Runtime) -> Any:
+            principal = await acting_user(runtime, user_name)
+            return await find_mentions(runtime, principal, project_name, list(terms), match)
+
+        answer = MentionsResponse.from_result(run_with_runtime(settings, work))
+        raw = msgspec.json.encode(answer)
+        click.echo(LOCALLY.replace("searched", "looked"), err=True)
+    if as_json:
+        click.echo(raw.decode())
+        return
+    if not answer.documents:
+        click.echo(f"No document mentions {' and '.join(repr(t) for t in answer.terms)}.")
+    for found in answer.documents:
+        counts = "; ".join(
+            f"{term.term!r} ×{term.occurrences}"
+            + (f" (p. {', '.join(map(str, term.pages))})" if term.pages else "")
+            for term in found.terms
+        )
+        click.echo(f"{found.document.name}: {counts}")
+    if answer.documents_not_searchable:
+        click.echo(
+            f"({answer.documents_not_searchable} document(s) not searched: still being "
+            "extracted or not searchable)",
+            err=True,
+        )
 
 
 @main.command()

@@ -25,8 +25,8 @@ from service.cli.plumbing import (
     optional_user_option,
     project_option,
     run_with_runtime,
+    service_client,
 )
-from service.errors import InvalidRequest
 from service.runtime import Runtime
 from service.services import projects
 from service.settings import get_settings
@@ -66,17 +66,12 @@ def sync(
 
     settings = get_settings()
     roots = folder_sync.roots_of(folders)
-    if settings.token is not None and user_name is None:
+    client = service_client(settings, user_name, service_url)
+    if client is not None:
         from service.cli.remote_sync import sync_remote
 
-        token = settings.token.get_secret_value()
-        report = sync_remote(service_url or settings.public_url, token, project_name, roots)
+        report = sync_remote(client, project_name, roots)
     else:
-        if service_url is not None:
-            raise InvalidRequest(
-                "--url syncs with a running service: set SHORTLIST_TOKEN to your API token "
-                "(and leave out --user)."
-            )
 
         async def work(runtime: Runtime) -> folder_sync.Report:
             principal = await acting_user(runtime, user_name)

@@ -11,7 +11,7 @@ import textwrap
 from collections.abc import Sequence
 
 from retrieval import SearchResult
-from retrieval.citations import near_copies_note
+from retrieval.citations import near_copies_note, ranking_note
 from service.records import Document, Project
 from service.services.documents import ocr_note, unsearchable_reason
 from service.services.mentions import Mentions
@@ -68,7 +68,9 @@ def _search_body(project: Project, query: str, result: SearchResult) -> str:
                 f"so no passage matches {query!r}. {RETRY_HINT}"
             )
         return f"No passage in project {project.name!r} matches {query!r}. {RETRY_HINT}"
-    order = f"reranked by {result.reranker}" if result.reranked else "BM25 order"
+    order = ranking_note(
+        result.ranking, result.reranker, scored=result.scored, candidates=result.candidates
+    )
     if result.insufficient_evidence and not result.no_term_matched:
         lines = [
             f"The documents of project {project.name!r} do not answer {query!r}: no passage "

@@ -24,7 +24,13 @@ import anyio.to_thread
 from retrieval import ChunkIndex, DocumentRef, SearchResult, SourceDocument
 from retrieval import search as retrieve
 from retrieval.pipeline import validate_query
-from retrieval.rerankers import ClosableReranker, LoadableReranker, Reranker, make_reranker
+from retrieval.rerankers import (
+    ClosableReranker,
+    LoadableReranker,
+    Reranker,
+    WarmableReranker,
+    make_reranker,
+)
 from service import metrics
 from service.errors import DocumentNotFound, InvalidRequest
 from service.records import Principal, Project
@@ -124,7 +130,9 @@ async def _searchable_documents(
     return list(dict.fromkeys(chosen))
 
 
-def build_reranker(settings: Settings) -> Reranker:
+def build_reranker(settings: Settings, *, score_every_candidate: bool = False) -> Reranker:
+    """The configured reranker; ``score_every_candidate`` lifts the local model's per-search
+    embedding budget (see :class:`SearchEngine`)."""
     kind = settings.reranker_kind
     if kind == "cohere":
         return make_reranker(
@@ -139,24 +147,44 @@ def build_reranker(settings: Settings) -> Reranker:
             cooldown=settings.search.cohere_cooldown_seconds,
         )
     if kind == "local":
-        return make_reranker("local", embed_budget=settings.search.local_embed_budget)
+        budget = None if score_every_candidate else settings.search.local_embed_budget
+        return make_reranker("local", embed_budget=budget)
     return make_reranker(kind)
+
+
+#: How long a one-shot search may spend scoring every candidate with the local model.
+ONE_SHOT_RERANK_SECONDS = 3600.0
 
 
 class SearchEngine:
     """The process's chunk cache and reranker: :meth:`load` reads, :meth:`rank` ranks."""
 
     def __init__(
-        self, settings: Settings, reranker: Reranker | None = None, *, background: bool = True
+        self,
+        settings: Settings,
+        reranker: Reranker | None = None,
+        *,
+        background: bool = True,
+        score_every_candidate: bool = False,
     ) -> None:
-        """``background=False`` (one-shot commands): no warm-up thread, nothing queued."""
+        """``background=False`` (one-shot commands): no warm-up thread, nothing queued.
+
+        ``score_every_candidate=True`` (one-shot commands, which have no other searches to
+        protect): the local model embeds every candidate its cache lacks before answering,
+        with no embedding budget and no rerank deadline, so the answer is ``reranked``,
+        never partly ranked. A service keeps both bounds: one cold search must not hold up
+        the others, and the warm-up fills the cache instead.
+        """
         self.settings = settings
+        self.score_every_candidate = score_every_candidate
         self.index = ChunkIndex(
             chunk_size=settings.search.chunk_size,
             language=settings.search.language,
             max_bytes=settings.search.cache_max_mb * MB,
         )
-        self.reranker = reranker or build_reranker(settings)
+        self.reranker = reranker or build_reranker(
+            settings, score_every_candidate=score_every_candidate
+        )
         self.warmup: Warmup | None = None
         if background:
             self.warmup = Warmup(
@@ -179,6 +207,14 @@ class SearchEngine:
             reason = reranker.load_error or "the local model could not be loaded"
             return False, f"{reason}; results come back in BM25 order"
         return True, self.reranker.name
+
+    @property
+    def rerank_timeout(self) -> float:
+        """Seconds a search gives the reranker: the setting, unless this engine scores every
+        candidate with a model that embeds them here (Cohere's timeout always holds)."""
+        if self.score_every_candidate and isinstance(self.reranker, WarmableReranker):
+            return ONE_SHOT_RERANK_SECONDS
+        return self.settings.search.rerank_timeout
 
     def check_top_k(self, top_k: int | None) -> int:
         """``top_k`` as asked, or the default; refused outside 1..``search.max_top_k``."""
@@ -227,7 +263,7 @@ class SearchEngine:
                     top_k=top_k,
                     keep=search_settings.shortlist_keep,
                     max_candidates=search_settings.max_candidates,
-                    rerank_timeout=search_settings.rerank_timeout,
+                    rerank_timeout=self.rerank_timeout,
                     documents=loaded,
                 )
             )

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
 
@@ -254,20 +255,24 @@ def test_search_exits_promptly_after_printing_without_warming_the_project(
         [sys.executable, "-m", "service.cli", "search", "vitamin D deficiency", "--json"],
         env=env,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         text=True,
     ) as process:
-        assert process.stdout is not None
+        assert process.stdout is not None and process.stderr is not None
         printed = process.stdout.readline()
         printed_at = time.monotonic()
         process.wait(timeout=120)
         exited_at = time.monotonic()
+        said = process.stderr.read()
 
     assert process.returncode == 0
     body = json.loads(printed)
     assert body["reranker"] == "local"
     assert body["results"], "the search found nothing to print"
-    # Generous: interpreter and runtime teardown. Warming the project would take minutes.
+    # One-shot: every candidate scored before answering, and said to be local.
+    assert (body["ranking"], body["reranked"]) == ("reranked", True)
+    assert body["unscored"] == 0 and body["scored"] == body["candidates"] > 0
+    assert "searched locally" in said
     assert exited_at - printed_at < 10.0, f"exited {exited_at - printed_at:.1f} s after printing"
     assert printed_at - started < 60.0
 
@@ -477,3 +482,110 @@ def test_serve_on_a_busy_port_says_so_and_exits_2_before_announcing(tmp_path: Pa
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip() == f"Error: port {port} is in use; choose another with --port"
     assert "starting" not in result.stdout
+
+
+def test_search_and_mentions_go_through_the_running_service_and_answer_as_rest_does(
+    db_url: str, tmp_path: Path
+) -> None:
+    from tests.browser.live_service import run_service
+
+    created = json.loads(shortlist(db_url, tmp_path, "user", "create", "alice", "--json").stdout)
+    _add_ready_abstracts(db_url, 12)
+    query = "vitamin D deficiency and bone density"
+    with run_service(db_url, tmp_path / "service", search={"reranker": "local"}) as base_url:
+        auth = {"Authorization": f"Bearer {created['token']}"}
+        project = created["project"]["id"]
+        _wait_until_warm(base_url, auth)
+        rest = httpx.post(
+            f"{base_url}/api/projects/{project}/search", json={"query": query}, headers=auth
+        ).json()
+        rest_mentions = httpx.get(
+            f"{base_url}/api/projects/{project}/mentions",
+            params={"terms": ["vitamin"]},
+            headers=auth,
+        ).json()
+        env = {
+            **os.environ,
+            "SHORTLIST_TOKEN": created["token"],
+            "DATABASE_URL": "postgresql://unused@127.0.0.1:1/x",
+        }
+        cli = subprocess.run(
+            [sys.executable, "-m", "service.cli", "search", query, "--url", base_url, "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        cli_mentions = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "service.cli",
+                "mentions",
+                "vitamin",
+                "--url",
+                base_url,
+                "--json",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        text = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "service.cli",
+                "search",
+                query,
+                "--url",
+                base_url,
+                "--top-k",
+                "1",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    assert cli.returncode == 0, cli.stderr
+    answer = json.loads(cli.stdout)
+    assert [r["chunk_id"] for r in answer["results"]] == [r["chunk_id"] for r in rest["results"]]
+    assert answer["insufficient_evidence"] == rest["insufficient_evidence"]
+    assert (answer["ranking"], answer["reranked"]) == (rest["ranking"], rest["reranked"])
+    assert "locally" not in cli.stderr
+    assert cli_mentions.returncode == 0, cli_mentions.stderr
+    assert json.loads(cli_mentions.stdout) == rest_mentions
+    assert "\n[1] " in "\n" + text.stdout, text.stdout
+
+
+def _wait_until_warm(base_url: str, auth: dict[str, str], within: float = 120.0) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        projects = httpx.get(f"{base_url}/api/status", headers=auth).json()["projects"]
+        if projects and all(p["state"] == "warm" for p in projects):
+            return
+        time.sleep(0.5)
+    raise AssertionError("the project did not warm up in time")
+
+
+@pytest.mark.parametrize(
+    ("name", "data"), [("data.json", b'{"a": 1}'), ("bundle.zip", b"PK\x03\x04")]
+)
+def test_extract_refuses_the_kinds_an_upload_refuses(
+    tmp_path: Path, name: str, data: bytes
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+
+    result = shortlist(
+        "postgresql://unused@127.0.0.1:1/x", tmp_path, "extract", str(path), "--json"
+    )
+
+    assert result.returncode == 2, result.stdout
+    assert json.loads(result.stdout)["error"]["code"] == "unsupported_file_type"

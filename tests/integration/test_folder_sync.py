@@ -110,7 +110,9 @@ class RemoteMirror:
 
     async def sync(self) -> dict[str, Any]:
         report = await anyio.to_thread.run_sync(
-            lambda: sync_remote(self.base_url, self.token, None, [self.root], wait_seconds=60)
+            lambda: sync_remote(
+                ShortlistClient(self.base_url, self.token), None, [self.root], wait_seconds=60
+            )
         )
         return folder_sync.report_json(report)
 

@@ -42,11 +42,11 @@ export function createSearch({ form, input, status, results, getProjectId }) {
       summary = `The documents do not seem to answer this. The ${count === 1 ? "closest passage is" : `${count} closest passages are`} shown below, but none is strong evidence.`;
     }
     const lines = [el("p", { class: answer.insufficient_evidence && count > 0 ? "badge warning no-evidence" : null, text: summary })];
-    if (count > 0 && answer.unscored > 0) {
+    if (count > 0 && answer.ranking === "partly_ranked") {
       // The local reranker had no vectors yet for some passages: they rank by keywords alone.
-      const text = `Still warming: results may improve. ${answer.unscored} of ${answer.candidates} passages were ranked by keywords only.`;
+      const text = `Still warming: results may improve. Partly ranked: ${answer.scored} of ${answer.candidates} passages scored, the rest by keywords only.`;
       lines.push(el("p", { class: "badge warning still-warming", text }));
-    } else if (count > 0 && !answer.reranked) {
+    } else if (count > 0 && answer.ranking === "bm25_order") {
       const why = answer.reranker === "none"
         ? "Not reranked: reranking is turned off, so passages are in keyword (BM25) order."
         : "Not reranked: the reranker did not answer in time, so passages are in keyword (BM25) order.";
