@@ -83,6 +83,11 @@ class ShortlistClient:
                 ) from None
         return response.json() if response.content else None
 
+    def me(self) -> dict[str, Any]:
+        """``GET /api/me``: the token's user and its ``scope``."""
+        found: dict[str, Any] = self._json(self._request("GET", "/api/me"))
+        return found
+
     def resolve_project(self, name_or_id: str | None) -> dict[str, Any]:
         """The project named (id or name), else the service's default rule
         (:func:`service.services.projects.default_project`)."""

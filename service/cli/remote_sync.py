@@ -19,6 +19,7 @@ import anyio
 import anyio.to_thread
 
 from service.cli.client import ShortlistClient
+from service.errors import TokenReadOnly
 from service.services.folder_sync import Found, Report, Settled, Synced, sync
 
 #: Seconds between looks at a document whose extraction has not settled.
@@ -98,6 +99,9 @@ def sync_remote(
     """Mirror ``roots`` into the project (name, id, or the default rule) of the service
     ``client`` speaks to, acting with its token; the client is closed after."""
     with client:
+        if client.me()["scope"] != "write":
+            # A sync may have to change the project: refused before any work, even an empty one.
+            raise TokenReadOnly()
         target = client.resolve_project(project)
         remote = RemoteTarget(client, str(target["id"]), wait_seconds=wait_seconds)
         return anyio.run(sync, remote, list(roots))

@@ -354,3 +354,39 @@ async def test_a_file_over_the_upload_limit_fails_with_the_limit_and_is_not_stor
     (failed,) = shown["details"]["failed"]
     assert failed["path"] == "huge.md" and "the limit is" in failed["reason"]
     assert [document.name for document in listed] == ["small.md"]
+
+
+async def test_sync_with_a_read_token_refuses_before_any_work_even_for_an_empty_folder(
+    db_url: str, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    async with await psycopg.AsyncConnection.connect(
+        db_url, autocommit=True, row_factory=dict_row
+    ) as conn:
+        owner = await users.create_user(conn, "owner")
+        read_token, _ = await users.create_token(conn, owner.user.id, scope="read")
+    with run_service(db_url, tmp_path / "service") as base_url:
+        result = await anyio.to_thread.run_sync(
+            lambda: subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "service.cli",
+                    "sync",
+                    str(empty),
+                    "--url",
+                    base_url,
+                    "--json",
+                ],
+                capture_output=True,
+                text=True,
+                env={**os.environ, "SHORTLIST_TOKEN": read_token},
+                cwd=REPO_DIR,
+                timeout=60,
+                check=False,
+            )
+        )
+
+    assert result.returncode == 2, result.stderr
+    assert json.loads(result.stdout)["error"]["code"] == "token_read_only"
