@@ -373,3 +373,13 @@ SELECT object_key FROM documents WHERE id = %(document_id)s;
 SELECT status::text AS status, count(*) AS jobs FROM procrastinate_jobs
 WHERE queue_name = %(queue)s AND status IN ('todo', 'doing')
 GROUP BY status;
+
+-- rename_imported_document --
+-- An imported document named from its address gets the name its fetched content suggests, unless taken
+UPDATE documents d SET name = btrim(%(name)s), updated_at = now()
+WHERE d.id = %(document_id)s
+  AND NOT EXISTS (
+    SELECT 1 FROM documents o
+    WHERE o.project_id = d.project_id AND o.id <> d.id
+      AND lower(btrim(o.name)) = lower(btrim(%(name)s))
+  );

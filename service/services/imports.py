@@ -10,6 +10,8 @@ not a supported document within the size limit, and stores the bytes like an upl
 
 from __future__ import annotations
 
+import html
+import re
 import uuid
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
@@ -18,6 +20,7 @@ from uuid import UUID
 
 import anyio.to_thread
 
+from extract.detect import ALLOWED_CONTENT_TYPES, EXTENSION_KINDS
 from service.errors import DuplicateDocumentName
 from service.records import Document, Principal
 from service.services import projects, scopes, uploads
@@ -42,6 +45,34 @@ def fetch_policy(settings: Settings) -> FetchPolicy:
         timeout_seconds=settings.fetch.timeout_seconds,
         max_bytes=settings.storage.max_upload_bytes,
     )
+
+
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+#: Where a page's <title> is looked for: the head of any page that has one.
+_TITLE_WITHIN_BYTES = 65_536
+_KIND_EXTENSIONS = {kind: ext for ext, kind in reversed(list(EXTENSION_KINDS.items()))}
+"""Each kind's usual extension (the first one :data:`EXTENSION_KINDS` lists for it)."""
+
+
+def fetched_name(name: str, data: bytes, content_type: str) -> str:
+    """The name an import named from its address gets once its content is known: a web
+    page's title, else the address's name, with the extension of the kind fetched."""
+    kind = ALLOWED_CONTENT_TYPES.get(content_type.split(";")[0].strip().lower())
+    if kind is None:
+        return name
+    extension = _KIND_EXTENSIONS[kind]
+    stem = name
+    if kind == "html":
+        found = _TITLE.search(data[:_TITLE_WITHIN_BYTES])
+        title = (
+            " ".join(html.unescape(found.group(1).decode("utf-8", "replace")).split())
+            if found
+            else ""
+        )
+        stem = title[:150] or name
+    if EXTENSION_KINDS.get(PurePosixPath(stem).suffix.lower()) == kind:
+        return clean_filename(stem)
+    return clean_filename(f"{stem}{extension}")
 
 
 def name_from_url(url: str) -> str:
@@ -112,4 +143,10 @@ async def fetch_original(
             size_bytes=len(fetched.data),
             content_type=fetched.content_type,
         )
+        if name == clean_filename(name_from_url(url)):  # not a name the importer chose
+            better = fetched_name(name, fetched.data, content_type)
+            if better != name:
+                await execute(
+                    conn, "rename_imported_document", document_id=document_id, name=better
+                )
     return fetched

@@ -28,6 +28,17 @@ def site() -> Iterator[WebServer]:
             ),
             "/moved": Reply(302, {"Location": "http://169.254.169.254/latest/meta-data/"}),
             "/fake.pdf": Reply(200, {"Content-Type": "application/pdf"}, b"<html>login</html>"),
+            "/reports/batch": Reply(
+                200,
+                {"Content-Type": "text/html; charset=utf-8"},
+                b"<html><head><title> Tide &amp; Current\n Tables </title></head>"
+                b"<body><p>High water at noon.</p></body></html>",
+            ),
+            "/notes/untitled": Reply(
+                200,
+                {"Content-Type": "text/html"},
+                b"<html><body><p>No title here.</p></body></html>",
+            ),
         }
     )
     try:
@@ -152,3 +163,33 @@ async def test_another_users_project_cannot_be_imported_into(
     )
     assert answer.status_code == 404
     assert site.connections == 0
+
+
+async def test_an_imported_web_page_is_named_from_its_title_else_its_path_with_its_extension(
+    local_client: Any, db_url: str, site: WebServer
+) -> None:
+    alice = await new_user(db_url, "alice")
+    uploader = Uploader(local_client, alice.token)
+    names = {}
+    for path in ("/reports/batch", "/notes/untitled"):
+        answer = await local_client.post(
+            f"/api/projects/{alice.project.id}/imports",
+            json={"url": f"{site.url}{path}"},
+            headers=bearer(alice.token),
+        )
+        assert answer.status_code == 202, answer.text
+        settled = await uploader.wait_settled(answer.json()["id"])
+        assert settled["status"] == "ready", settled
+        names[path] = settled["name"]
+    chosen = await local_client.post(
+        f"/api/projects/{alice.project.id}/imports",
+        json={"url": f"{site.url}/reports/batch", "filename": "my-copy"},
+        headers=bearer(alice.token),
+    )
+    kept = await uploader.wait_settled(chosen.json()["id"])
+
+    assert names == {
+        "/reports/batch": "Tide & Current Tables.html",
+        "/notes/untitled": "untitled.html",
+    }
+    assert kept["name"] == "my-copy", "a name the importer chose is kept"
