@@ -169,6 +169,8 @@ class Document:
     """Pages whose text was recognised from images (OCR)."""
     sync: SyncedFile | None = None
     """The file this document mirrors, when ``shortlist sync`` made it."""
+    queued_ahead: int | None = None
+    """While pending: extractions being done or queued before this one (None when not read)."""
 
     @property
     def searchable(self) -> bool:
@@ -196,6 +198,7 @@ class Document:
             extracted_at=row["extracted_at"],
             ocr_pages=tuple(row.get("ocr_pages") or ()),
             sync=SyncedFile.from_row(row),
+            queued_ahead=row.get("queued_ahead"),
         )
 
 

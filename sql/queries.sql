@@ -111,21 +111,33 @@ RETURNING id, project_id, name, content_type, size_bytes, object_key, status, er
           updated_at, extracted_at, ocr_pages;
 
 -- list_documents --
--- A project's documents with metadata (no text), newest first
+-- A project's documents with metadata (no text; for a pending one, the extractions ahead of it), newest first
 SELECT d.id, d.project_id, d.name, d.content_type, d.size_bytes, d.object_key, d.status,
        d.error_code, d.error_message, d.kind, d.page_count, d.pages_done, d.pages_total, d.content_hash, d.warnings,
        d.attempts, d.created_at, d.updated_at, d.extracted_at, d.ocr_pages,
-       d.sync_path, d.original_sha256, d.sync_size, d.sync_mtime_ns
+       d.sync_path, d.original_sha256, d.sync_size, d.sync_mtime_ns,
+       CASE WHEN d.status = 'pending' THEN (
+         SELECT count(*) FROM procrastinate_jobs mine, procrastinate_jobs other
+         WHERE mine.queueing_lock = 'extract:' || d.id::text AND mine.status = 'todo'
+           AND other.queue_name = mine.queue_name
+           AND (other.status = 'doing' OR (other.status = 'todo' AND other.id < mine.id))
+       ) END AS queued_ahead
 FROM documents d JOIN projects p ON p.id = d.project_id
 WHERE d.project_id = %(project_id)s AND p.user_id = %(user_id)s
 ORDER BY d.created_at DESC, d.name;
 
 -- fetch_document --
--- One of the user's documents with metadata (no text)
+-- One of the user's documents with metadata (no text; if pending, the extractions ahead of it)
 SELECT d.id, d.project_id, d.name, d.content_type, d.size_bytes, d.object_key, d.status,
        d.error_code, d.error_message, d.kind, d.page_count, d.pages_done, d.pages_total, d.content_hash, d.warnings,
        d.attempts, d.created_at, d.updated_at, d.extracted_at, d.ocr_pages,
-       d.sync_path, d.original_sha256, d.sync_size, d.sync_mtime_ns
+       d.sync_path, d.original_sha256, d.sync_size, d.sync_mtime_ns,
+       CASE WHEN d.status = 'pending' THEN (
+         SELECT count(*) FROM procrastinate_jobs mine, procrastinate_jobs other
+         WHERE mine.queueing_lock = 'extract:' || d.id::text AND mine.status = 'todo'
+           AND other.queue_name = mine.queue_name
+           AND (other.status = 'doing' OR (other.status = 'todo' AND other.id < mine.id))
+       ) END AS queued_ahead
 FROM documents d JOIN projects p ON p.id = d.project_id
 WHERE d.id = %(document_id)s AND p.user_id = %(user_id)s;
 

@@ -77,7 +77,7 @@ def upload(
                 document = own.upload(
                     target["id"], path, on_progress=forward_only(lambda n: board.sent(index, n))
                 )
-                board.extracting(index)
+                board.document(index, document)
                 if wait:
                     document = own.wait(
                         document["id"], on_update=lambda found: board.document(index, found)

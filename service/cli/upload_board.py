@@ -2,7 +2,7 @@
 
 Several files are in flight at once, so a single progress bar no longer fits. On a
 terminal the board redraws the lines of the files in flight in place (``sending 45%``,
-``extracting, page 12/40``) under a count of those still queued, and prints each file's
+``waiting to be extracted (3 ahead)``, ``extracting, page 12/40``) under a count of those still queued, and prints each file's
 line for good once it settles (``ready, 40 pages``), so a folder of hundreds of files
 never draws more lines than are in flight. Anywhere else (a pipe, a CI log) it prints a
 line each time a file's state or page count changes, so a log tells the same story
@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import IO, Any, Literal
 
-Phase = Literal["queued", "sending", "extracting", "ready", "error"]
+Phase = Literal["queued", "sending", "waiting", "extracting", "ready", "error"]
 
 REDRAW_INTERVAL_SECONDS = 0.1
 """Least time between two redraws of a live board for byte counts (state changes redraw at once)."""
@@ -32,6 +32,7 @@ class FileLine:
     sent: int = 0
     pages_done: int | None = None
     page_count: int | None = None
+    ahead: int | None = None
     message: str = ""
 
     def text(self) -> str:
@@ -39,6 +40,8 @@ class FileLine:
         if self.phase == "sending":
             share = self.sent / self.size if self.size else 1.0
             return f"sending {min(share, 1.0):.0%}"
+        if self.phase == "waiting":
+            return "waiting to be extracted" + (f" ({self.ahead} ahead)" if self.ahead else "")
         if self.phase == "extracting":
             if self.pages_done is None or self.page_count is None:
                 return "extracting"
@@ -55,8 +58,9 @@ class FileLine:
         return self.phase in ("ready", "error")
 
     def milestone(self) -> tuple[Phase, int | None]:
-        """What a log line is printed for: a new phase, or a new page count while extracting."""
-        return self.phase, self.pages_done
+        """What a log line is printed for: a new phase, a new page count while extracting,
+        or a new place in the queue while waiting."""
+        return self.phase, self.ahead if self.phase == "waiting" else self.pages_done
 
 
 class UploadBoard:
@@ -95,6 +99,8 @@ class UploadBoard:
         elif status == "error":
             problem = document.get("error") or {}
             self._change(index, phase="error", message=str(problem.get("message", "")))
+        elif status == "pending":
+            self._change(index, phase="waiting", ahead=document.get("queued_ahead"))
         else:
             progress = document.get("progress") or {}
             self._change(
@@ -145,7 +151,9 @@ class UploadBoard:
         for index in self._settled:
             self._stream.write(self._row(self._lines[index]))
         self._settled.clear()
-        in_flight = [line for line in self._lines if line.phase in ("sending", "extracting")]
+        in_flight = [
+            line for line in self._lines if line.phase in ("sending", "waiting", "extracting")
+        ]
         for line in in_flight:
             self._stream.write(self._row(line))
         queued = sum(1 for line in self._lines if line.phase == "queued")

@@ -245,6 +245,9 @@ class Document(Struct):
     """Pages whose text was recognised from images (OCR); the warnings say so in words."""
     sync: SyncedFileBody | None = None
     """The file of a synced folder this document mirrors, when ``shortlist sync`` made it."""
+    queued_ahead: int | None = None
+    """While ``pending``: how many extractions are being done or queued before this one
+    ("waiting to be extracted, N ahead"); null otherwise."""
 
     @classmethod
     def from_record(cls, record: DocumentRecord) -> Document:
@@ -267,6 +270,7 @@ class Document(Struct):
             extracted_at=record.extracted_at,
             ocr_pages=list(record.ocr_pages),
             sync=SyncedFileBody.from_record(record.sync),
+            queued_ahead=record.queued_ahead,
         )
 
 

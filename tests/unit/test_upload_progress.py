@@ -74,3 +74,21 @@ def test_a_terminal_board_redraws_the_files_in_flight_and_prints_settled_ones_fo
     assert settled == ["c.md            error — not a document"]  # the last to settle
     assert "a.pdf           ready, 1 page\n" in screen.getvalue()
     assert "longer-name.md  ready, 5 pages\n" in screen.getvalue()
+
+
+def test_a_file_waiting_for_extraction_says_how_many_are_ahead_of_it() -> None:
+    log = io.StringIO()
+    board = UploadBoard(["scan.pdf"], log, live=False)
+
+    board.document(0, {"status": "pending", "queued_ahead": None})
+    board.document(0, {"status": "pending", "queued_ahead": 3})
+    board.document(0, {"status": "pending", "queued_ahead": 3})
+    board.document(0, {"status": "pending", "queued_ahead": 1})
+    board.document(0, {"status": "processing", "progress": None})
+
+    assert log.getvalue().splitlines() == [
+        "scan.pdf: waiting to be extracted",
+        "scan.pdf: waiting to be extracted (3 ahead)",
+        "scan.pdf: waiting to be extracted (1 ahead)",
+        "scan.pdf: extracting",
+    ]

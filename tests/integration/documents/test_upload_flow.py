@@ -387,3 +387,31 @@ async def test_a_49_mb_pdf_uploads_through_the_rest_flow_and_becomes_ready(
     assert document["status"] == "ready", document
     assert document["size_bytes"] == len(data)
     assert document["page_count"] == 3
+
+
+async def test_a_pending_document_says_how_many_extractions_are_ahead_of_it(
+    app_client_without_worker: Any, db_url: str
+) -> None:
+    alice = await new_user(db_url, "alice")
+    uploader = Uploader(app_client_without_worker, alice.token)
+    registered = []
+    for number in range(3):
+        answer = await uploader.upload(
+            alice.project.id, f"note-{number}.md", f"# Note {number}\n".encode(), "text/markdown"
+        )
+        assert answer.status_code == 201, answer.text
+        registered.append(answer.json()["id"])
+    headers = bearer(alice.token)
+
+    shown = [
+        (await app_client_without_worker.get(f"/api/documents/{doc}", headers=headers)).json()
+        for doc in registered
+    ]
+    listed = (
+        await app_client_without_worker.get(
+            f"/api/projects/{alice.project.id}/documents", headers=headers
+        )
+    ).json()["documents"]
+
+    assert [d["queued_ahead"] for d in shown] == [0, 1, 2]
+    assert sorted(d["queued_ahead"] for d in listed) == [0, 1, 2]

@@ -279,7 +279,10 @@ function createItem(file, projectId) {
     },
     document(doc) {
       node.dataset.documentId = doc.id;
-      if (doc.status === "pending") this.state("Uploaded, waiting to be extracted…", "working");
+      if (doc.status === "pending") {
+        const ahead = doc.queued_ahead ? ` (${doc.queued_ahead} ahead)` : "";
+        this.state(`Uploaded, waiting to be extracted${ahead}…`, "working");
+      }
       else if (doc.status === "processing") this.state(extractingText(doc), "working");
       else if (doc.searchable) this.state("Ready to search", "done");
       else this.state(`Not searchable: ${unsearchableReason(doc).reason}`, "error");
