@@ -176,6 +176,12 @@ class Document:
     def searchable(self) -> bool:
         return self.status == "ready"
 
+    @property
+    def has_original(self) -> bool:
+        """Whether the blob store holds its original: not for an import whose fetch has not
+        stored any bytes (yet, or ever; uploads are never empty)."""
+        return self.object_key is not None and self.size_bytes > 0
+
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Self:
         return cls(

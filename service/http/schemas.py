@@ -234,6 +234,9 @@ class Document(Struct):
     size_bytes: int
     status: Literal["pending", "processing", "ready", "error"]
     searchable: bool
+    has_original: bool
+    """Whether ``GET /api/documents/{id}/file`` has an original to link to (not for an import
+    whose fetch stored nothing)."""
     error: DocumentError | None
     kind: str | None
     page_count: int | None
@@ -261,6 +264,7 @@ class Document(Struct):
             size_bytes=record.size_bytes,
             status=record.status,  # type: ignore[arg-type]
             searchable=record.searchable,
+            has_original=record.has_original,
             error=error,
             kind=record.kind,
             page_count=record.page_count,

@@ -10,7 +10,6 @@ from uuid import UUID
 import anyio.to_thread
 
 from extract import KIND_CONTENT_TYPES, Kind
-from extract.detect import SUPPORTED_FORMATS
 from extract.markdown import page_ranges
 from extract.page_markers import slice_pages
 from service.errors import DocumentNotFound, DocumentNotReady, InvalidPageRange
@@ -26,15 +25,12 @@ logger = logging.getLogger(__name__)
 
 #: What a person can do about each reason a document is not searchable.
 HINTS = {
-    "scanned_pdf": "A scan in which no legible text was recognised: upload a clearer scan or a version with a text layer.",
-    "encrypted_document": "Password-protected: remove the password and upload it again.",
-    "corrupt_document": "The file is damaged: re-export or re-download it, then upload it again.",
-    "empty_document": "No text was found in the file.",
-    "unsupported_format": f"Upload {SUPPORTED_FORMATS}.",
-    "document_too_large": "Split the document into smaller files and upload them separately.",
-    "extraction_timeout": "Extraction took too long: split the document, or re-extract to try again.",
-    "extraction_stalled": "Extraction did not finish: re-extract the document to try again.",
-    "original_missing": "The original file is gone from storage: delete the document and upload it again.",
+    # Only what a code's message does not already say: the panel, MCP and the CLI show the
+    # message and then the hint, so a hint repeating the message's remedy reads twice.
+    "scanned_pdf": "Upload a clearer scan, or a version with a text layer.",
+    "corrupt_document": "Then upload it again.",
+    "empty_document": "If it should have text, check that it opens in its own program, then upload it again.",
+    "extraction_timeout": "Or re-extract it to try again, in case the machine was busy.",
 }
 
 
@@ -182,8 +178,12 @@ async def download_url(
     """A short-lived link to the original: a PDF opens inline (``#page=N`` works), any
     other kind downloads, always under the type of the kind its bytes were found to be."""
     document = await get_document(conn, principal, document_id)
-    if document.object_key is None:
-        raise DocumentNotFound("The original of this document was not kept.")
+    if document.object_key is None or not document.has_original:
+        raise DocumentNotFound(
+            "This document has no original to open: its import did not fetch one."
+            if document.object_key is not None
+            else "The original of this document was not kept."
+        )
     key = document.object_key
     served = presentation(document.kind)
     return await anyio.to_thread.run_sync(
@@ -302,6 +302,5 @@ def unsearchable_reason(document: Document) -> str:
 def require_searchable(document: Document) -> None:
     """Raise DocumentNotReady, saying why, unless the document can be searched."""
     if not document.searchable:
-        raise DocumentNotReady(
-            f"{document.name!r} is {unsearchable_reason(document)}.", document=str(document.id)
-        )
+        reason = unsearchable_reason(document).rstrip(". ")  # one full stop, not two
+        raise DocumentNotReady(f"{document.name!r} is {reason}.", document=str(document.id))

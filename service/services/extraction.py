@@ -242,7 +242,7 @@ async def extract_stored_document(runtime: Runtime, document_id: UUID) -> Outcom
                     conn,
                     document_id,
                     "original_missing",
-                    "The uploaded file is missing from storage; upload it again.",
+                    "The uploaded file is missing from storage: delete the document and upload it again.",
                 )
             return Outcome(document_id, "error", "original_missing")
         try:

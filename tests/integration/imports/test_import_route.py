@@ -134,6 +134,13 @@ async def test_a_redirect_to_metadata_leaves_the_document_failed_with_the_reason
     assert settled["status"] == "error"
     assert settled["error"]["code"] == "url_not_allowed"
     assert "169.254.169.254" in settled["error"]["message"]
+    # Nothing was fetched: no original to open (the panel offers no Open), and the link says so.
+    assert settled["has_original"] is False
+    link = await local_client.get(
+        f"/api/documents/{settled['id']}/file", headers=bearer(alice.token)
+    )
+    assert (link.status_code, link.json()["code"]) == (404, "document_not_found")
+    assert "no original" in link.json()["message"]
 
 
 async def test_a_lying_content_type_is_judged_by_the_bytes(

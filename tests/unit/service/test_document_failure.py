@@ -65,3 +65,31 @@ def test_a_document_that_did_not_fail_has_no_failure() -> None:
         assert failure_of(document) is None
         assert DocumentBody.from_record(document).error is None
         assert document_entry(document)["error"] is None
+
+
+def test_a_hint_never_repeats_what_its_code_default_message_says() -> None:
+    import extract.errors as extract_errors
+
+    messages = {
+        cls.code: " ".join((cls.__doc__ or "").split())
+        for cls in vars(extract_errors).values()
+        if isinstance(cls, type) and isinstance(getattr(cls, "code", None), str)
+    }
+    for code, hint in HINTS.items():
+        message = messages.get(code, "")
+        words = {w.strip(".,:;()").lower() for w in hint.split() if len(w) > 4}
+        repeated = {w for w in words if w in message.lower()}
+        assert len(repeated) <= len(words) // 2, (code, repeated)
+
+
+def test_a_refusal_naming_an_unsearchable_document_ends_with_one_full_stop() -> None:
+    import pytest
+
+    from service.errors import DocumentNotReady
+    from service.services.documents import require_searchable
+
+    document = _document("error", "corrupt_document", "The document is damaged.")
+    with pytest.raises(DocumentNotReady) as refused:
+        require_searchable(document)
+    assert refused.value.message.endswith("upload it again.")
+    assert ".." not in refused.value.message

@@ -112,11 +112,11 @@ export function createDocumentList({ table, body, empty, onUpdate, onView }) {
         "aria-label": `View the text of ${doc.name}`,
         onclick: () => onView(doc),
       }) : null,
-      el("button", {
+      doc.has_original ? el("button", {
         type: "button", class: "button small secondary", text: "Open",
         "aria-label": `Open ${doc.name}`,
         onclick: () => openOriginal(doc.id, null),
-      }),
+      }) : null,
       el("button", {
         type: "button", class: "button small secondary writes", text: "Re-extract",
         "aria-label": `Re-extract ${doc.name}`, disabled: isInProgress(doc),
