@@ -59,6 +59,8 @@ class LabelledQuestion(NamedTuple):
     pages: tuple[int, ...] = ()
     """1-based pages, any of which answers it; empty when unanswerable."""
     kind: str = ""
+    line: int = 0
+    """The line of the file it was read from (0: not read from a file)."""
 
     @property
     def answerable(self) -> bool:
@@ -99,7 +101,7 @@ def from_mapping(row: Mapping[str, object], line: int) -> LabelledQuestion:
         if document is not None or pages:
             raise LabelError(line, 'an unanswerable question ("answerable": false) names no '
                              '"document" or "pages"')  # fmt: skip
-        return LabelledQuestion(question.strip(), None, (), kind)
+        return LabelledQuestion(question.strip(), None, (), kind, line)
     if not isinstance(document, str) or not document.strip():
         raise LabelError(
             line, '"document" must name the answering document (or set "answerable": false)'
@@ -110,7 +112,7 @@ def from_mapping(row: Mapping[str, object], line: int) -> LabelledQuestion:
         or not all(isinstance(p, int) and not isinstance(p, bool) and p >= 1 for p in pages)
     ):
         raise LabelError(line, '"pages" must be a non-empty list of page numbers (1, 2, …)')
-    return LabelledQuestion(question.strip(), document, tuple(sorted(set(pages))), kind)
+    return LabelledQuestion(question.strip(), document, tuple(sorted(set(pages))), kind, line)
 
 
 def parse_lines(lines: Iterable[str]) -> list[LabelledQuestion]:

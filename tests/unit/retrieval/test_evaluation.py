@@ -39,9 +39,9 @@ def test_a_line_names_a_document_and_its_pages_or_says_it_is_unanswerable() -> N
     ]
     parsed = parse_lines(lines)
     assert parsed == [
-        LabelledQuestion("How many tracks?", "linn.pdf", (1, 3)),
-        LabelledQuestion("Warranty?", None, (), "near-miss"),
-        LabelledQuestion("Boiling points", None, ()),
+        LabelledQuestion("How many tracks?", "linn.pdf", (1, 3), "", 1),
+        LabelledQuestion("Warranty?", None, (), "near-miss", 3),
+        LabelledQuestion("Boiling points", None, (), "", 4),
     ]
     assert [q.answerable for q in parsed] == [True, False, False]
 
