@@ -17,8 +17,17 @@ from uuid import UUID
 
 import anyio
 
-from retrieval.evaluation import TOP_K, LabelledQuestion, Outcome, Scores, outcome, score
-from retrieval.evaluation import score_by_kind as score_kinds
+from retrieval import SearchResult
+from retrieval.evaluation import (
+    TOP_K,
+    LabelledQuestion,
+    Outcome,
+    Scores,
+    outcome,
+    score,
+    score_by_kind,
+)
+from retrieval.rerankers.none import NoReranker
 from service.errors import DocumentNotFound, DocumentNotReady, InvalidRequest, RateLimited
 from service.records import Principal, Project
 from service.services import documents, projects
@@ -108,11 +117,19 @@ async def evaluate_project(
         found_search = await _search(runtime, principal, target, question.question)
         result = found_search.result
         reranker = result.reranker
-        partly += result.unscored > 0 or not result.reranked
+        partly += _partly_ranked(result)
         labelled = question._replace(document=ids[question.document] if question.document else None)
         outcomes.append(outcome(labelled, result)._replace(question=question))
-    kinds = score_kinds(outcomes) if any(q.kind for q in questions) else {}
+    kinds = score_by_kind(outcomes) if any(q.kind for q in questions) else {}
     return EvaluationReport(target, score(outcomes), kinds, outcomes, partly, reranker)
+
+
+def _partly_ranked(result: SearchResult) -> bool:
+    """A reranker left candidates unscored, or did not run (BM25 order): not a ranking to
+    score a reranker by. BM25 alone (reranker ``none``) is complete as it is."""
+    if result.unscored > 0:
+        return True
+    return not result.reranked and result.reranker != NoReranker.name and result.candidates > 0
 
 
 async def _search(
