@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import psycopg
+import pytest
 
+from tests.integration.test_cli import shortlist
 from tests.support.abstracts import add_ready_markdown
 
 ORCHARD = (
@@ -23,23 +22,6 @@ BAKERY = (
 )
 
 
-def shortlist(db_url: str, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "DATABASE_URL": db_url,
-        "SHORTLIST_DATA_DIR": str(data_dir),
-        "SHORTLIST_SEARCH__RERANKER": "none",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "service.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def labelled(tmp_path: Path, *rows: dict[str, object] | str) -> Path:
     path = tmp_path / "questions.jsonl"
     lines = [row if isinstance(row, str) else json.dumps(row) for row in rows]
@@ -48,8 +30,9 @@ def labelled(tmp_path: Path, *rows: dict[str, object] | str) -> Path:
 
 
 def test_eval_scores_the_users_labelled_questions_and_names_bad_lines(
-    db_url: str, tmp_path: Path
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("SHORTLIST_SEARCH__RERANKER", "none")  # the CLI's environment
     assert shortlist(db_url, tmp_path, "user", "create", "alice").returncode == 0
     with psycopg.connect(db_url, autocommit=True) as conn:
         (project_id,) = conn.execute("SELECT id FROM projects").fetchone() or (None,)
