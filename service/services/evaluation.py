@@ -127,9 +127,13 @@ async def evaluate_project(
 def _partly_ranked(result: SearchResult) -> bool:
     """A reranker left candidates unscored, or did not run (BM25 order): not a ranking to
     score a reranker by. BM25 alone (reranker ``none``) is complete as it is."""
-    if result.unscored > 0:
+    if result.ranking == "partly_ranked":
         return True
-    return not result.reranked and result.reranker != NoReranker.name and result.candidates > 0
+    return (
+        result.ranking == "bm25_order"
+        and result.reranker != NoReranker.name
+        and result.candidates > 0
+    )
 
 
 async def _search(
