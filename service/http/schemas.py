@@ -13,6 +13,7 @@ from service.records import Document as DocumentRecord
 from service.records import Principal, SyncedFile, TokenScope
 from service.records import Project as ProjectRecord
 from service.services.documents import failure_of
+from service.services.health import Probe
 from service.shapes import DocumentName as DocumentName
 from service.shapes import Struct as Struct
 
@@ -22,6 +23,10 @@ Name = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 class Check(Struct):
     ok: bool
     detail: str
+
+    @classmethod
+    def of(cls, probe: Probe) -> Check:
+        return cls(ok=probe.ok, detail=probe.detail)
 
 
 class RerankerCheck(Struct):

@@ -509,49 +509,20 @@ def test_search_and_mentions_go_through_the_running_service_and_answer_as_rest_d
             "SHORTLIST_TOKEN": created["token"],
             "DATABASE_URL": "postgresql://unused@127.0.0.1:1/x",
         }
-        cli = subprocess.run(
-            [sys.executable, "-m", "service.cli", "search", query, "--url", base_url, "--json"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        cli_mentions = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "service.cli",
-                "mentions",
-                "vitamin",
-                "--url",
-                base_url,
-                "--json",
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        text = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "service.cli",
-                "search",
-                query,
-                "--url",
-                base_url,
-                "--top-k",
-                "1",
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+
+        def through(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "service.cli", *args, "--url", base_url],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+
+        cli = through("search", query, "--json")
+        cli_mentions = through("mentions", "vitamin", "--json")
+        text = through("search", query, "--top-k", "1")
 
     assert cli.returncode == 0, cli.stderr
     answer = json.loads(cli.stdout)

@@ -10,7 +10,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -20,7 +19,8 @@ from service.logs import ClientDisconnectFilter, configure_logging
 from service.settings import Settings
 from tests.conftest import make_settings
 from tests.integration.mcp.conftest import live_app
-from tests.integration.test_metrics import _create_user, _wait_ready
+from tests.integration.mcp.test_http import INITIALIZE
+from tests.integration.test_metrics import _create_user, _upload, _wait_ready
 
 
 @pytest.fixture
@@ -38,19 +38,8 @@ def restored_logging() -> Iterator[None]:
             logging.getLogger(name).setLevel(saved)
 
 
-def _upload(api: httpx.Client, project_id: str) -> tuple[str, str]:
-    """Upload a small file; the document id and the X-Request-ID of its registration."""
-    data = b"# Tides\n\nHigh water at noon.\n"
-    grant = api.post(
-        "/api/uploads", json={"project_id": project_id, "filename": "tides.md", "size": len(data)}
-    ).json()
-    parts = urlsplit(grant["url"])
-    api.put(f"{parts.path}?{parts.query}", content=data, headers=grant["headers"])
-    registered = api.post(
-        "/api/documents", json={"project_id": project_id, "upload_id": grant["upload_id"]}
-    )
-    assert registered.status_code == 201, registered.text
-    return registered.json()["id"], registered.headers["x-request-id"]
+def _json_lines(out: io.StringIO) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
 
 
 def test_json_lines_carry_the_request_id_into_the_job_the_request_queued(
@@ -64,13 +53,18 @@ def test_json_lines_carry_the_request_id_into_the_job_the_request_queued(
         with httpx.Client(
             base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30
         ) as api:
-            document_id, registered_by = _upload(api, project_id)
+            document_id = _upload(api, project_id, b"# Tides\n\nHigh water at noon.\n")
+            registered_by = next(
+                line["request_id"]
+                for line in _json_lines(out)
+                if line.get("path") == "/api/documents" and line.get("method") == "POST"
+            )
             _wait_ready(api, document_id)
             chosen = api.get("/api/me", headers={"X-Request-ID": "trace-42"})
             missing = api.get("/no/such/page")
         time.sleep(0.2)
 
-    lines = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
+    lines = _json_lines(out)
     assert lines, "nothing was logged"
     assert all(
         {"time", "level", "logger", "message", "request_id"} <= line.keys() for line in lines
@@ -95,16 +89,7 @@ def test_the_text_log_is_quiet_and_names_mcp_paths(
     token, _ = _create_user(settings)
     out = io.StringIO()
     configure_logging(settings, out)
-    call: dict[str, Any] = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "test", "version": "1"},
-        },
-    }
+    call: dict[str, Any] = INITIALIZE
     with live_app(settings) as url:
         answered = httpx.post(
             f"{url}/mcp",

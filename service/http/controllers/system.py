@@ -50,8 +50,7 @@ class SystemController(Controller):
             200 when the database answers (even if another part is degraded), else 503.
         """
         probed = await health.readiness(runtime)
-        database = Check(ok=probed.database.ok, detail=probed.database.detail)
-        blob_store = Check(ok=probed.blob_store.ok, detail=probed.blob_store.detail)
+        database, blob_store = Check.of(probed.database), Check.of(probed.blob_store)
         ready, detail = await anyio.to_thread.run_sync(runtime.search.reranker_status)
         reranker = RerankerCheck(ok=ready, kind=runtime.settings.reranker_kind, detail=detail)
         if not database.ok:
@@ -108,8 +107,8 @@ class SystemController(Controller):
         probed = await health.readiness(runtime)
         body = Readiness(
             status="ready" if probed.ready else "unavailable",
-            database=Check(ok=probed.database.ok, detail=probed.database.detail),
-            blob_store=Check(ok=probed.blob_store.ok, detail=probed.blob_store.detail),
+            database=Check.of(probed.database),
+            blob_store=Check.of(probed.blob_store),
         )
         return Response(body, status_code=200 if probed.ready else 503)
 
