@@ -231,12 +231,9 @@ class LocalReranker:
             else None
             for candidate in candidates
         ]
+        # None scored yet (a cold cache, no budget) is still this ranking: the BM25 part alone,
+        # every candidate counted as unscored, so the result reads "partly ranked" (0 scored).
         unscored = tuple(index for index, value in enumerate(cosine) if value is None)
-        if len(unscored) == len(candidates):
-            nothing = bm25_order(
-                candidates, "local: no candidate scored yet (still warming); BM25 order"
-            )
-            return nothing._replace(unscored=unscored)
         scores = linear_fusion(
             [candidate.bm25 for candidate in candidates], cosine, bm25_weight=self.bm25_weight
         )
