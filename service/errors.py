@@ -28,12 +28,15 @@ A subclass's docstring is its default message::
     │   └── ServiceUnreachable (the CLI's client found no service at the URL)
     ├── BlobStoreError and its tree (service/storage/blobs/errors.py)
     ├── EmbeddedPostgresUnavailable and its tree (service/storage/embedded_pg/errors.py; under ServiceUnavailable)
-    └── ComponentError (an error of extract/ or retrieval/, carried with its own status and code)
+    └── ComponentError (an error of retrieval/, or one a service answered the CLI's client,
+                        carried with its own status and code)
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from retrieval.errors import RetrievalError
 
 
 class ShortlistError(Exception):
@@ -301,7 +304,8 @@ class DatabaseUnavailable(ServiceUnavailable):
 
 
 class ComponentError(ShortlistError):
-    """An error raised by extract/ or retrieval/, carried with its own status and code."""
+    """An error of the retrieval core, or one a running service answered the CLI's client,
+    carried with its own status and code."""
 
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
@@ -310,16 +314,16 @@ class ComponentError(ShortlistError):
 
 
 def as_shortlist_error(exc: BaseException) -> ShortlistError | None:
-    """The error as users see it, for any error that knows its ``status`` and ``code``.
+    """The error as users see it: a :class:`ShortlistError` as it is, an error of the retrieval
+    core (which carries its own ``status`` and ``code``) as a :class:`ComponentError`, and
+    ``None`` for anything else (an internal error).
 
-    The pure packages keep their own error trees (``extract.errors``,
-    ``retrieval.errors``); this is where they meet the service's.
+    The pure packages keep their own error trees; this is where ``retrieval.errors`` meets the
+    service's. Extraction errors never reach a door as errors: a document's failure is
+    recorded on the document (``service/services/extraction.py``).
     """
     if isinstance(exc, ShortlistError):
         return exc
-    status = getattr(exc, "status", None)
-    code = getattr(exc, "code", None)
-    if isinstance(status, int) and isinstance(code, str):
-        message = getattr(exc, "message", None) or str(exc) or code
-        return ComponentError(status, code, str(message))
+    if isinstance(exc, RetrievalError):
+        return ComponentError(exc.status, exc.code, exc.message)
     return None
