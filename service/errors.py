@@ -10,7 +10,8 @@ A subclass's docstring is its default message::
     ├── InvalidRequest (400)
     │   ├── EmptyName
     │   ├── InvalidPageRange
-    │   └── InvalidContentType
+    │   ├── InvalidContentType
+    │   └── FileUnreadable (a local file the CLI was given)
     ├── NotAuthenticated (401)
     ├── TokenReadOnly (403)
     ├── RequestTimedOut (408)
@@ -82,6 +83,16 @@ class InvalidContentType(InvalidRequest):
     """The content type must be a media type such as `application/pdf` or `text/plain; charset=utf-8`."""
 
     code = "invalid_content_type"
+
+
+class FileUnreadable(InvalidRequest):
+    """A local file could not be read (gone, not permitted, or a read error); the other files
+    of the command carry on."""
+
+    code = "file_unreadable"
+
+    def __init__(self, path: object, error: OSError) -> None:
+        super().__init__(f"Cannot read {path}: {error.strerror or error}", path=str(path))
 
 
 class NotAuthenticated(ShortlistError):
