@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 from uuid import UUID
@@ -29,6 +30,7 @@ from service.services.ingest import ingest_file
 from service.settings import Settings
 from service.storage.db import connection
 from tests.browser.live_service import run_service
+from tests.support.cli import cli_environment, run_cli
 from tests.support.paths import REPO_DIR
 
 pytestmark = pytest.mark.anyio
@@ -267,6 +269,31 @@ async def mirror_scenario(mirror: Mirror, root: Path) -> None:
         assert entry["path"] == "empty.md" and entry["reason"].startswith("empty_document")
 
 
+Shortlist = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@contextlib.contextmanager
+def syncing_as(
+    user: str, db_url: str, tmp_path: Path, *, remote: bool
+) -> Iterator[tuple[Shortlist, tuple[str, ...]]]:
+    """``shortlist`` for a new ``user``, and what `sync` is given to reach the project: nothing
+    (the local database), or, ``remote``, the URL of a running service (with the user's token;
+    a command given ``--user`` still works locally)."""
+    env = cli_environment(db_url, tmp_path / "data")
+    created = run_cli(env, "user", "create", user, "--json")
+    assert created.returncode == 0, created.stderr
+    token = json.loads(created.stdout)["token"]
+
+    def shortlist(*args: str) -> subprocess.CompletedProcess[str]:
+        return run_cli({**env, "SHORTLIST_TOKEN": token} if remote else env, *args)
+
+    if not remote:
+        yield shortlist, ()
+        return
+    with run_service(db_url, tmp_path / "service") as base_url:
+        yield shortlist, ("--url", base_url)
+
+
 @pytest.mark.parametrize("remote", [False, True], ids=["local", "with-token"])
 def test_sync_json_reports_counts_and_exits_2_when_a_file_failed(
     db_url: str, tmp_path: Path, remote: bool
@@ -274,34 +301,7 @@ def test_sync_json_reports_counts_and_exits_2_when_a_file_failed(
     root = tmp_path / "folder"
     write(root / "good.md", "# Good\n\nA lighthouse log.\n")
     (root / "broken.pdf").write_bytes(b"%PDF-1.7\nnot really a PDF\n")
-    env = {
-        **os.environ,
-        "DATABASE_URL": db_url,
-        "SHORTLIST_DATA_DIR": str(tmp_path / "data"),
-        "SHORTLIST_SEARCH__RERANKER": "none",
-        "SHORTLIST_EXTRACTION__WARM_PROCESSES": "0",
-    }
-    env.pop("SHORTLIST_TOKEN", None)
-
-    def shortlist(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "service.cli", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=REPO_DIR,
-            timeout=120,
-            check=False,
-        )
-
-    created = shortlist("user", "create", "carol", "--json")
-    assert created.returncode == 0, created.stderr
-    with contextlib.ExitStack() as stack:
-        where: tuple[str, ...] = ()
-        if remote:
-            base_url = stack.enter_context(run_service(db_url, tmp_path / "service"))
-            env["SHORTLIST_TOKEN"] = json.loads(created.stdout)["token"]
-            where = ("--url", base_url)
+    with syncing_as("carol", db_url, tmp_path, remote=remote) as (shortlist, where):
         synced = shortlist("sync", str(root), *where, "--json")
         again = shortlist("sync", str(root), *where)
     assert synced.returncode == 2, synced.stderr
@@ -371,38 +371,10 @@ def test_files_of_one_name_in_other_folders_and_roots_are_documents_of_their_own
         write(folder / "notes.md", f"# Notes\n\nCounting {topic} on the estuary.\n")
     for root, topic in ((work, "tides"), (home, "moraines"), (one, "glaciers"), (two, "fjords")):
         write(root / "papers" / "notes.md", f"# Paper\n\nA survey of {topic}.\n")
-    env = {
-        **os.environ,
-        "DATABASE_URL": db_url,
-        "SHORTLIST_DATA_DIR": str(tmp_path / "data"),
-        "SHORTLIST_SEARCH__RERANKER": "none",
-        "SHORTLIST_EXTRACTION__WARM_PROCESSES": "0",
-    }
-    env.pop("SHORTLIST_TOKEN", None)
-
-    def shortlist(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "service.cli", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=REPO_DIR,
-            timeout=180,
-            check=False,
-        )
-
-    created = shortlist("user", "create", "dana", "--json")
-    assert created.returncode == 0, created.stderr
     roots = [str(work), str(home), str(one), str(two)]
-    with contextlib.ExitStack() as stack:
-        where: tuple[str, ...] = ()
-        if remote:
-            base_url = stack.enter_context(run_service(db_url, tmp_path / "service"))
-            env["SHORTLIST_TOKEN"] = json.loads(created.stdout)["token"]
-            where = ("--url", base_url)
+    with syncing_as("dana", db_url, tmp_path, remote=remote) as (shortlist, where):
         first = shortlist("sync", *roots, *where, "--json")
         again = shortlist("sync", *roots, *where, "--json")
-        env.pop("SHORTLIST_TOKEN", None)
         listed = shortlist("documents", "list", "--user", "dana", "--json")
         shown = shortlist("documents", "show", "work/b/notes.md", "--user", "dana", "--json")
 

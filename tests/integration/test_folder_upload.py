@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -26,15 +23,12 @@ from service.services.ingest import ingest_files
 from service.settings import Settings
 from service.storage.db import connection
 from tests.browser.live_service import run_service
-from tests.support.paths import REPO_DIR
+from tests.support.cli import cli_environment, run_cli
 
 pytestmark = pytest.mark.anyio
 
 SENT = ["notes.md", "a/notes.md", "b/notes.md"]
 """What :func:`folder` holds to send, by name, in the order sent (a folder's files first)."""
-
-
-UPLOAD = [sys.executable, "-m", "service.cli", "upload"]
 
 
 def write(path: Path, text: str) -> Path:
@@ -86,26 +80,12 @@ def test_a_folder_upload_names_files_by_path_keeps_roots_apart_and_survives_a_lo
     other = tmp_path / "elsewhere" / "meetings"  # a second root of the same name
     write(other / "notes.md", "# Notes\n\nThe other board met on Friday.\n")
     created = _user(db_url, "erin")
-    env = {**os.environ, "DATABASE_URL": db_url, "SHORTLIST_TOKEN": created.token}
+    env = {**cli_environment(db_url, tmp_path / "data"), "SHORTLIST_TOKEN": created.token}
 
     with run_service(db_url, tmp_path / "service") as base_url:
-        uploaded = subprocess.run(
-            [*UPLOAD, str(root), "--url", base_url, "--json"],
-            env=env,
-            cwd=REPO_DIR,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-        both = subprocess.run(
-            [*UPLOAD, str(root), str(other), "--url", base_url, "--json", "--no-wait"],
-            env=env,
-            cwd=REPO_DIR,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
+        uploaded = run_cli(env, "upload", str(root), "--url", base_url, "--json")
+        both = run_cli(
+            env, "upload", str(root), str(other), "--url", base_url, "--json", "--no-wait"
         )
         board = io.StringIO()
         lost = send_files(
