@@ -18,6 +18,16 @@ Per page, in order:
    skips invisible OCR text layers) also uses the plain blocks. Every fallback
    is reported in ``warnings``. Pages after ``limits.layout_max_pages`` use the
    plain blocks too.
+   Pages that need no layout analysis (no image, no vector graphics beyond a few
+   rules, no text side by side: :mod:`extract.simple_page`) skip the model and are
+   rendered from the text layer with their headings, lists and code blocks, unless
+   ``limits.layout_every_page``.
+3. The layout Markdown is checked against the page's text layer
+   (:func:`extract.text_layer.reconcile`): glued or split words are re-spaced as
+   the text layer has them, and a page that still loses or invents words beyond
+   the thresholds there is rendered from the plain blocks (reported in ``warnings``).
+   Vertical CJK pages (:mod:`extract.vertical`) skip layout analysis and are read
+   column by column, right to left.
 
 Long PDFs are read in parallel parts (:mod:`extract.pdf_ranges`, driven by
 :class:`extract.sandbox.SandboxPool`): :func:`survey_pdf` checks the document as a
@@ -33,8 +43,10 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, cast
 
 from extract.errors import (
@@ -43,6 +55,7 @@ from extract.errors import (
     EncryptedDocumentError,
     ScannedPdfError,
 )
+from extract.fidelity import join_hyphenated
 from extract.markdown import assemble_pages
 from extract.markdown import page_ranges as _page_ranges
 from extract.ocr import (
@@ -57,7 +70,12 @@ from extract.ocr import (
     recognise_pages,
     render_pdf_page,
 )
+from extract.plausibility import is_garbage
+from extract.restructure import with_layout_structure
+from extract.simple_page import needs_layout, simple_markdown
+from extract.text_layer import reconcile
 from extract.types import Extraction, ExtractionLimits, Progress
+from extract.vertical import is_vertical, vertical_paragraphs
 
 __all__ = [
     "LAYOUT_KEEP_RATIO",
@@ -83,7 +101,11 @@ class _PlainPage:
     paragraphs: list[str]
     has_images: bool
     error: str | None = None
+    blocks: list[Any] = field(default_factory=list)
+    """``page.get_text("blocks")``, for :func:`extract.simple_page.needs_layout`."""
     layer: TextLayer | None = None
+    vertical: bool = False
+    """Vertical CJK writing, read column by column (no layout analysis)."""
 
     @property
     def markdown(self) -> str:
@@ -93,10 +115,18 @@ class _PlainPage:
     def letters(self) -> int:
         return sum(_count_alnum(paragraph) for paragraph in self.paragraphs)
 
+    @cached_property
+    def implausible(self) -> bool:
+        """A text layer of "words" that are not words (:mod:`extract.plausibility`)."""
+        return self.layer is not None and not self.vertical and is_garbage(self.layer.text)
+
     def ocr_reason(self, limits: ExtractionLimits) -> OcrReason | None:
         if self.error is not None or self.layer is None:
             return None
-        return ocr_reason(self.layer, force=limits.ocr.force)
+        reason = ocr_reason(self.layer, force=limits.ocr.force)
+        if reason in (None, "forced") and self.implausible:
+            return "garbage_text"
+        return reason
 
 
 def _count_alnum(text: str) -> int:
@@ -109,10 +139,20 @@ def _read_plain(document: Any, index: int) -> _PlainPage:
         blocks = page.get_text("blocks")
         has_images = bool(page.get_images()) or any(block[6] == 1 for block in blocks)
         layer = describe_pdf_page(page, blocks)
+        vertical = is_vertical(blocks)
+        if vertical:
+            paragraphs = vertical_paragraphs(page)
+        else:
+            paragraphs = [" ".join(join_hyphenated(b[4]).split()) for b in blocks if b[6] == 0]
     except Exception as exc:
         return _PlainPage([], has_images=False, error=_page_error(exc))
-    paragraphs = [" ".join(block[4].split()) for block in blocks if block[6] == 0]
-    return _PlainPage([p for p in paragraphs if p], has_images=has_images, layer=layer)
+    return _PlainPage(
+        [p for p in paragraphs if p],
+        has_images=has_images,
+        layer=layer,
+        vertical=vertical,
+        blocks=blocks,
+    )
 
 
 def _page_error(exc: Exception) -> str:
@@ -258,18 +298,29 @@ class _LayoutPass:
         self._clock = clock
         self._deadline = deadline
         self._max_pages = limits.layout_max_pages
+        self._fast_path = not limits.layout_every_page
         self._failure = failure
+        self._body_sizes: Counter[float] = Counter()
         self.over_budget: list[int] = []
         self.beyond_page_budget: list[int] = []
         self.failed: list[int] = []
         self.first_failure = ""
         self.dropped_text: list[int] = []
+        self.unfaithful: list[int] = []
+        self.vertical: list[int] = []
+        self.simple: list[int] = []
 
     def render(self, index: int, plain: _PlainPage) -> str:
+        if plain.vertical:
+            self.vertical.append(index)
+            return plain.markdown
         if self._failure is not None:
             self.failed.append(index)
             self.first_failure = self._failure
             return plain.markdown
+        simple = self._simple(index, plain)
+        if simple is not None:
+            return simple
         if index >= self._max_pages:
             self.beyond_page_budget.append(index)
             return plain.markdown
@@ -285,7 +336,27 @@ class _LayoutPass:
         if _count_alnum(markdown) < LAYOUT_KEEP_RATIO * plain.letters:
             self.dropped_text.append(index)
             return plain.markdown
-        return markdown
+        layer = plain.layer.text if plain.layer else plain.markdown
+        checked = reconcile(markdown, layer)
+        if checked.verdict == "plain":
+            self.unfaithful.append(index)
+            return with_layout_structure(checked.markdown, plain.paragraphs, layer)
+        return checked.markdown
+
+    def _simple(self, index: int, plain: _PlainPage) -> str | None:
+        """The fast path's Markdown for a page that needs no layout analysis, else None."""
+        if not self._fast_path:
+            return None
+        page = self._document[index]
+        if needs_layout(page, plain.blocks, plain.has_images):
+            return None
+        body = self._body_sizes.most_common(1)[0][0] if self._body_sizes else None
+        simple = simple_markdown(page, body)
+        if simple is None:
+            return None
+        self._body_sizes[simple.body] += 1
+        self.simple.append(index)
+        return simple.markdown
 
 
 @dataclass(frozen=True)
@@ -310,6 +381,12 @@ class PdfPart:
     failed: tuple[int, ...] = ()
     layout_failure: str = ""
     dropped_text: tuple[int, ...] = ()
+    unfaithful: tuple[int, ...] = ()
+    """Pages whose layout Markdown lost or invented words against the text layer."""
+    vertical: tuple[int, ...] = ()
+    """Vertical CJK pages, read column by column."""
+    implausible: tuple[int, ...] = ()
+    """Pages whose text layer is not words (:mod:`extract.plausibility`)."""
 
 
 def extract_pdf_part(
@@ -410,6 +487,13 @@ def extract_pdf_part(
         failed=tuple(layout.failed),
         layout_failure=layout.first_failure,
         dropped_text=tuple(layout.dropped_text),
+        unfaithful=tuple(layout.unfaithful),
+        implausible=tuple(
+            wanted.start + i
+            for i, page in enumerate(plain)
+            if page.error is None and page.implausible
+        ),
+        vertical=tuple(layout.vertical),
     )
 
 
@@ -471,6 +555,26 @@ def join_pdf_parts(
         notes.append(
             f"Layout analysis missed most of the text layer on page "
             f"{_numbers(dropped)}; extracted as plain text"
+        )
+    implausible = joined("implausible")
+    if implausible:
+        notes.append(
+            f"The text layer of page {_numbers(implausible)} does not read as words in any "
+            "language (a bad OCR layer, or fonts without a character map); such pages are "
+            "recognised by OCR instead when it can read them"
+        )
+    unfaithful = joined("unfaithful")
+    if unfaithful:
+        notes.append(
+            f"Layout analysis lost or invented words against the text layer on page "
+            f"{_numbers(unfaithful)}; their text is the text layer's, with the layout's "
+            "headings and tables"
+        )
+    vertical = joined("vertical")
+    if vertical:
+        notes.append(
+            f"Page {_numbers(vertical)} is vertical writing; read column by column, right to "
+            "left, without layout analysis"
         )
     bodies = [body for part in ordered for body in part.bodies]
     extraction = assemble_pages(bodies, "pdf", notes)

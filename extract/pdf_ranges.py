@@ -78,6 +78,9 @@ def part_from_payload(payload: dict[str, Any]) -> PdfPart:
             failed=_indexes(payload["failed"]),
             layout_failure=str(payload["layout_failure"]),
             dropped_text=_indexes(payload["dropped_text"]),
+            unfaithful=_indexes(payload["unfaithful"]),
+            vertical=_indexes(payload["vertical"]),
+            implausible=_indexes(payload["implausible"]),
         )
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise CorruptDocumentError(f"The extractor answered with a malformed part ({exc})") from exc

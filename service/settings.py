@@ -144,6 +144,8 @@ class ExtractionSettings(BaseModel):
     """PDFs with at least this many pages are read in parallel parts (each recognising its own scanned pages); shorter ones in one process."""
     layout_max_pages: int = Field(default=ExtractionLimits.layout_max_pages, ge=0)
     """PDF pages after this many are read as plain text (no tables or headings), with a warning naming them."""
+    layout_every_page: bool = ExtractionLimits.layout_every_page
+    """Send every PDF page through the layout model; by default pages without images, vector graphics or text side by side skip it and are rendered from their text layer (headings, lists and code kept)."""
     documents_per_child: int = Field(default=DOCUMENTS_PER_CHILD, ge=1)
     """Requests an extraction process serves before it is replaced by a fresh one."""
     in_process_max_bytes: int = Field(default=IN_PROCESS_MAX_BYTES, ge=0)
