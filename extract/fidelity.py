@@ -14,7 +14,7 @@ targets and image references, and character entities; Markdown punctuation
 the share of the Markdown's words that are in the text layer (so glued words,
 split identifiers and markup artefacts count against it), both over the multisets.
 The bench (``bench/fidelity.py``), the corpus tests and the extractor's own
-per-page check (:mod:`extract.text_layer`) all measure with these functions.
+per-page check (:mod:`extract.reconcile`) all measure with these functions.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ Per page, in order:
    rendered from the text layer with their headings, lists and code blocks, unless
    ``limits.layout_every_page``.
 3. The layout Markdown is checked against the page's text layer
-   (:func:`extract.text_layer.reconcile`): glued or split words are re-spaced as
+   (:func:`extract.reconcile.reconcile`): glued or split words are re-spaced as
    the text layer has them, and a page that still loses or invents words beyond
    the thresholds there is rendered from the plain blocks (reported in ``warnings``).
    Vertical CJK pages (:mod:`extract.vertical`) skip layout analysis and are read
@@ -73,7 +73,7 @@ from extract.ocr import (
 from extract.plausibility import is_garbage
 from extract.restructure import with_layout_structure
 from extract.simple_page import needs_layout, simple_markdown
-from extract.text_layer import reconcile
+from extract.reconcile import reconcile
 from extract.types import Extraction, ExtractionLimits, Progress
 from extract.vertical import is_vertical, vertical_paragraphs
 

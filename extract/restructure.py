@@ -1,7 +1,7 @@
 """A page's text layer, with the headings and tables the layout model found.
 
 When a page's layout Markdown loses or invents too many words
-(:func:`extract.text_layer.reconcile` says ``"plain"``), the page is rendered
+(:func:`extract.reconcile.reconcile` says ``"plain"``), the page is rendered
 from its text layer's paragraphs instead, but its structure is carried over:
 
 * a layout heading whose words open a paragraph (or make up a run of

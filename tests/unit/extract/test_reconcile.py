@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from extract.fidelity import compare, markdown_words, words
-from extract.text_layer import reconcile, respace, without_strikethrough
+from extract.reconcile import reconcile, respace, without_strikethrough
 
 CODE_LAYER = (
     "To create a context, use fz new context:\n/*\n"
