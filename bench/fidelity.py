@@ -12,6 +12,7 @@ Usage::
 
     .venv/bin/python -m bench.fidelity [--only SUBSTRING …] [--max-pages N]
         [--cache DIR] [--reuse] [--worst N]
+    .venv/bin/python -m bench.fidelity --layers   # the plausibility statistics per PDF
 
 ``--cache`` keeps each extraction's Markdown (``DIR/<path>.json``) and ``--reuse``
 measures those instead of extracting again. Prints a Markdown table of every
@@ -35,9 +36,15 @@ sys.path.insert(0, str(REPO_DIR))
 
 from extract import ExtractionError, ExtractionLimits, extract_document  # noqa: E402
 from extract.fidelity import Fidelity, compare, markdown_words, words  # noqa: E402
-from extract.ocr import GARBAGE_SHARE, TextLayer  # noqa: E402
+from extract.ocr.plausibility import (  # noqa: E402
+    MIN_TOKENS,
+    is_garbage,
+    odd_share,
+    stopword_share,
+    tokens,
+)
+from extract.ocr.text_layer import GARBAGE_SHARE, TextLayer  # noqa: E402
 from extract.page_markers import find_page_markers  # noqa: E402
-from extract.plausibility import is_garbage  # noqa: E402
 from tests.support.paths import CORPUS_DIR  # noqa: E402
 
 MIN_PAGE_WORDS = 20
@@ -97,6 +104,34 @@ def page_fidelity(layer: list[str], markdown: str, ocr_pages: set[int]) -> dict[
     }
 
 
+def print_layer_statistics(only: list[str]) -> None:
+    """Per PDF of the manifest, the word-shape and stopword shares that
+    :mod:`extract.ocr.plausibility` judges a text layer by, and the pages it flags."""
+    entries: list[dict[str, Any]] = json.loads((CORPUS_DIR / "manifest.json").read_text())
+    print("| document | pages judged | highest odd share | lowest stopword share | flagged |")
+    print("|---|---:|---:|---:|---|")
+    for entry in entries:
+        path = entry["path"]
+        if not path.endswith(".pdf") or (only and not any(part in path for part in only)):
+            continue
+        try:
+            layer = text_layer_pages(CORPUS_DIR / path)
+        except Exception:
+            continue  # encrypted or unreadable
+        judged = [
+            (odd_share(tokens(text)), stopword_share(tokens(text)), number, is_garbage(text))
+            for number, text in enumerate(layer, start=1)
+            if len(tokens(text)) >= MIN_TOKENS
+        ]
+        if not judged:
+            continue
+        flagged = [number for _, _, number, garbage in judged if garbage]
+        print(
+            f"| {path} | {len(judged)} | {max(judged)[0]:.2f} | "
+            f"{min(row[1] for row in judged):.2f} | {', '.join(map(str, flagged)) or '–'} |"
+        )
+
+
 def _cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -129,7 +164,11 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="measure cached extractions")
     parser.add_argument("--budget", type=float, default=10_000.0, help="layout seconds")
     parser.add_argument("--worst", type=int, default=15, help="worst pages to list")
+    parser.add_argument("--layers", action="store_true", help="text-layer plausibility only")
     arguments = parser.parse_args()
+    if arguments.layers:
+        print_layer_statistics(arguments.only)
+        return
     limits = ExtractionLimits(layout_budget_seconds=arguments.budget, timeout_seconds=10_000.0)
     paths = [
         path

@@ -46,7 +46,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, cast
 
 from extract.errors import (
@@ -70,10 +69,9 @@ from extract.ocr import (
     recognise_pages,
     render_pdf_page,
 )
-from extract.plausibility import is_garbage
+from extract.reconcile import reconcile
 from extract.restructure import with_layout_structure
 from extract.simple_page import needs_layout, simple_markdown
-from extract.reconcile import reconcile
 from extract.types import Extraction, ExtractionLimits, Progress
 from extract.vertical import is_vertical, vertical_paragraphs
 
@@ -115,18 +113,10 @@ class _PlainPage:
     def letters(self) -> int:
         return sum(_count_alnum(paragraph) for paragraph in self.paragraphs)
 
-    @cached_property
-    def implausible(self) -> bool:
-        """A text layer of "words" that are not words (:mod:`extract.plausibility`)."""
-        return self.layer is not None and not self.vertical and is_garbage(self.layer.text)
-
     def ocr_reason(self, limits: ExtractionLimits) -> OcrReason | None:
         if self.error is not None or self.layer is None:
             return None
-        reason = ocr_reason(self.layer, force=limits.ocr.force)
-        if reason in (None, "forced") and self.implausible:
-            return "garbage_text"
-        return reason
+        return ocr_reason(self.layer, force=limits.ocr.force)
 
 
 def _count_alnum(text: str) -> int:
@@ -386,7 +376,7 @@ class PdfPart:
     vertical: tuple[int, ...] = ()
     """Vertical CJK pages, read column by column."""
     implausible: tuple[int, ...] = ()
-    """Pages whose text layer is not words (:mod:`extract.plausibility`)."""
+    """Pages whose text layer is not words (:mod:`extract.ocr.plausibility`)."""
 
 
 def extract_pdf_part(
@@ -488,11 +478,7 @@ def extract_pdf_part(
         layout_failure=layout.first_failure,
         dropped_text=tuple(layout.dropped_text),
         unfaithful=tuple(layout.unfaithful),
-        implausible=tuple(
-            wanted.start + i
-            for i, page in enumerate(plain)
-            if page.error is None and page.implausible
-        ),
+        implausible=tuple(sorted(i for i, reason in reasons.items() if reason == "not_words")),
         vertical=tuple(layout.vertical),
     )
 

@@ -19,7 +19,7 @@ from bench.fidelity import (
 )
 from extract import ExtractionLimits, extract_document
 from extract.fidelity import Fidelity, compare, markdown_words, words
-from extract.plausibility import is_garbage
+from extract.ocr.plausibility import is_garbage
 from tests.support.corpus_pages import extracted, page_body, text_layer
 from tests.support.paths import CORPUS_DIR
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from extract.plausibility import is_garbage, is_odd
+from extract.ocr.plausibility import is_garbage, is_odd
 
 RUSSIAN_READ_AS_LATIN = (
     "Cl>opMa no KHA 1152017 Hanorosas:t AeKnapai...IVIs:t no Hanory, ynnal.IVIBaeMoMy "

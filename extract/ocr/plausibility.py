@@ -22,7 +22,7 @@ a page fails two checks that real text in any language passes:
 Hangul) and scripts without a list pass on word shapes alone.
 
 The thresholds were set on the page statistics of ``../shared/corpus``'s text
-layers (``bench/plausibility.py`` prints them): in-sample, and said so in
+layers (``python -m bench.fidelity --layers`` prints them): in-sample, and said so in
 ``docs/benchmarks.md``.
 """
 
