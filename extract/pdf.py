@@ -375,6 +375,8 @@ class PdfPart:
     """Pages whose layout Markdown lost or invented words against the text layer."""
     vertical: tuple[int, ...] = ()
     """Vertical CJK pages, read column by column."""
+    simple: tuple[int, ...] = ()
+    """Pages that took the fast path (no layout analysis needed)."""
     implausible: tuple[int, ...] = ()
     """Pages whose text layer is not words (:mod:`extract.ocr.plausibility`)."""
 
@@ -480,6 +482,7 @@ def extract_pdf_part(
         unfaithful=tuple(layout.unfaithful),
         implausible=tuple(sorted(i for i, reason in reasons.items() if reason == "not_words")),
         vertical=tuple(layout.vertical),
+        simple=tuple(layout.simple),
     )
 
 

@@ -81,6 +81,7 @@ def part_from_payload(payload: dict[str, Any]) -> PdfPart:
             unfaithful=_indexes(payload["unfaithful"]),
             vertical=_indexes(payload["vertical"]),
             implausible=_indexes(payload["implausible"]),
+            simple=_indexes(payload["simple"]),
         )
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise CorruptDocumentError(f"The extractor answered with a malformed part ({exc})") from exc
