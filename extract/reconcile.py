@@ -58,6 +58,7 @@ _MASKED = re.compile(
 )
 _WORD_RUN = re.compile(r"[^\W_]+")
 _STYLE_CHARS = "*_~`"
+_IGNORED = frozenset(" \t\n*_~`|")
 
 Verdict = Literal["kept", "repaired", "plain"]
 
@@ -101,6 +102,17 @@ def _joinable(markdown: str, start: int, end: int) -> bool:
     table row is rejoined; the row loses a cell)."""
     span = markdown[start:end]
     return "\n" not in span and "<" not in span
+
+
+def _same_marks(markdown: str, surface: str) -> bool:
+    """Whether a Markdown span and the text layer's words for it carry the same punctuation
+    (whitespace, emphasis and cell markup aside): only word breaks may change, never symbols,
+    so a formula is not rewritten with a look-alike run from elsewhere on the page."""
+    return _marks(markdown) == _marks(surface)
+
+
+def _marks(text: str) -> str:
+    return "".join(char for char in normalise(text) if not (char.isalnum() or char in _IGNORED))
 
 
 def _widen(markdown: str, start: int, end: int) -> tuple[int, int]:
@@ -173,7 +185,7 @@ def _replacements(
                 if not _joinable(markdown, start, end):
                     continue
                 surface = layer.surface("".join(t.word for t in ours[first : last + 1]))
-                if surface is not None:
+                if surface is not None and _same_marks(markdown[start:end], surface):
                     best = (start, end, surface)
                     break
             if best is not None:
@@ -200,14 +212,24 @@ def _extend(
         grown = False
         if first > done and not any(c.isspace() for c in markdown[ours[first - 1].end : best[0]]):
             surface = layer.surface("".join(t.word for t in ours[first - 1 : last + 1]))
-            if surface is not None and _joinable(markdown, ours[first - 1].start, best[1]):
+            start = ours[first - 1].start
+            if (
+                surface is not None
+                and _joinable(markdown, start, best[1])
+                and _same_marks(markdown[start : best[1]], surface)
+            ):
                 first -= 1
                 best, grown = (ours[first].start, best[1], surface), True
         if last + 1 < len(ours) and not any(
             c.isspace() for c in markdown[best[1] : ours[last + 1].start]
         ):
             surface = layer.surface("".join(t.word for t in ours[first : last + 2]))
-            if surface is not None and _joinable(markdown, best[0], ours[last + 1].end):
+            end = ours[last + 1].end
+            if (
+                surface is not None
+                and _joinable(markdown, best[0], end)
+                and _same_marks(markdown[best[0] : end], surface)
+            ):
                 last += 1
                 best, grown = (best[0], ours[last].end, surface), True
         if not grown:
