@@ -30,7 +30,10 @@ __all__ = [
     "EXTRACTOR_TAG",
     "Fidelity",
     "compare",
+    "is_cjk",
+    "join_hyphenated",
     "markdown_words",
+    "normalise",
     "strip_markup",
     "words",
 ]

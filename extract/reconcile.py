@@ -43,6 +43,7 @@ __all__ = [
     "Reconciled",
     "reconcile",
     "respace",
+    "without_strikethrough",
 ]
 
 MIN_RECALL = 0.95

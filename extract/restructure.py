@@ -21,7 +21,11 @@ from collections.abc import Sequence
 
 from extract.fidelity import compare, markdown_words, normalise, strip_markup, words
 
-__all__ = ["MIN_TABLE_PRECISION", "with_layout_structure"]
+__all__ = [
+    "MIN_COVERED",
+    "MIN_TABLE_PRECISION",
+    "with_layout_structure",
+]
 
 MIN_TABLE_PRECISION = 0.9
 """A layout table is kept when at least this share of its words are the text layer's."""

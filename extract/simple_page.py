@@ -24,7 +24,19 @@ from typing import Any, NamedTuple
 
 from extract.fidelity import join_hyphenated
 
-__all__ = ["HEADING_RATIO", "TITLE_RATIO", "SimplePage", "needs_layout", "simple_markdown"]
+__all__ = [
+    "HEADING_RATIO",
+    "MAX_BOLD_HEADING_CHARS",
+    "MAX_BOLD_HEADING_LINES",
+    "MAX_HEADING_CHARS",
+    "MAX_HEADING_LINES",
+    "MAX_RULES",
+    "MIN_TABLE_ROWS",
+    "TITLE_RATIO",
+    "SimplePage",
+    "needs_layout",
+    "simple_markdown",
+]
 
 HEADING_RATIO = 1.15
 """A short block whose font is this many times the body size is a heading."""

@@ -19,7 +19,12 @@ from typing import Any
 
 from extract.fidelity import is_cjk
 
-__all__ = ["is_vertical", "vertical_paragraphs"]
+__all__ = [
+    "MIN_VERTICAL_LINES",
+    "MIN_VERTICAL_SHARE",
+    "is_vertical",
+    "vertical_paragraphs",
+]
 
 MIN_VERTICAL_SHARE = 0.6
 """A page is vertical when at least this share of its text lines are one CJK character."""

@@ -32,7 +32,17 @@ import re
 import unicodedata
 from functools import cache
 
-__all__ = ["MAX_ODD_SHARE", "MIN_STOPWORD_SHARE", "is_garbage", "odd_share", "stopword_share"]
+__all__ = [
+    "MAX_ODD_SHARE",
+    "MIN_STOPWORD_SHARE",
+    "MIN_TOKENS",
+    "ODD_SHARE_WITHOUT_STOPWORDS",
+    "is_garbage",
+    "is_odd",
+    "odd_share",
+    "stopword_share",
+    "tokens",
+]
 
 MAX_ODD_SHARE = 0.3
 """A page with at least this share of oddly shaped tokens is garbage..."""
