@@ -24,8 +24,10 @@ Per page, in order:
    ``limits.layout_every_page``.
 3. The layout Markdown is checked against the page's text layer
    (:func:`extract.reconcile.reconcile`): glued or split words are re-spaced as
-   the text layer has them, and a page that still loses or invents words beyond
-   the thresholds there is rendered from the plain blocks (reported in ``warnings``).
+   the text layer has them, lines it skipped are appended, and a page that still
+   loses or invents words beyond the thresholds there is rendered from the plain
+   blocks with the layout's headings and tables (:mod:`extract.restructure`;
+   reported in ``warnings``).
    Vertical CJK pages (:mod:`extract.vertical`) skip layout analysis and are read
    column by column, right to left.
 
