@@ -65,15 +65,21 @@ def text_pdfs(max_pages: int | None = None) -> list[str]:
     ]
 
 
+def page_text_layer(page: Any) -> str:
+    """A PyMuPDF page's text layer as the extractor reads it: its text blocks, in order
+    (``get_text("blocks")``, as :func:`extract.ocr.describe_pdf_page` joins them)."""
+    return "\n".join(str(block[4]) for block in page.get_text("blocks") if block[6] == 0)
+
+
 def text_layer_pages(path: Path) -> list[str]:
-    """Each page's text as PyMuPDF reads it (empty where the page cannot be read)."""
+    """Each page's text layer (empty where the page cannot be read)."""
     import pymupdf
 
     pages: list[str] = []
     with cast(Any, pymupdf).open(path) as document:
-        for page in document:
+        for index in range(document.page_count):
             try:
-                pages.append(page.get_text("text"))
+                pages.append(page_text_layer(document[index]))
             except Exception:
                 pages.append("")
     return pages

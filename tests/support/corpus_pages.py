@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, cast
 
+from bench.fidelity import page_text_layer
 from extract import ExtractionLimits, OcrOptions
 from extract.pdf import PdfPart, extract_pdf_part
 from tests.support.paths import CORPUS_DIR
@@ -43,8 +44,8 @@ def page_body(path: str, number: int, first: int | None = None, last: int | None
 
 @cache
 def text_layer(path: str, number: int) -> str:
-    """What PyMuPDF reads from page ``number`` (1-based): the fidelity reference."""
+    """Page ``number``'s (1-based) text layer: the fidelity reference."""
     import pymupdf
 
     with cast(Any, pymupdf).open(CORPUS_DIR / path) as document:
-        return str(document[number - 1].get_text("text"))
+        return page_text_layer(document[number - 1])
