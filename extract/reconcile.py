@@ -109,7 +109,13 @@ def _same_marks(markdown: str, surface: str) -> bool:
     """Whether a Markdown span and the text layer's words for it carry the same punctuation
     (whitespace, emphasis and cell markup aside): only word breaks may change, never symbols,
     so a formula is not rewritten with a look-alike run from elsewhere on the page."""
-    return _marks(markdown) == _marks(surface)
+    ours, theirs = _marks(markdown), _marks(surface)
+    if ours == theirs:
+        return True
+    # A number the layout printed without its thousands separator ("5050" for "5,050").
+    return all(char.isdigit() or not char.isalnum() for char in markdown) and (
+        ours.replace(",", "").replace(".", "") == theirs.replace(",", "").replace(".", "")
+    )
 
 
 def _marks(text: str) -> str:

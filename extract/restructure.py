@@ -6,9 +6,9 @@ from its text layer's paragraphs instead, but its structure is carried over:
 
 * a layout heading whose words open a paragraph (or make up a run of
   paragraphs) turns those words into that heading;
-* a layout table whose words are the text layer's (at least
-  :data:`MIN_TABLE_PRECISION` of them) replaces the paragraphs its words cover,
-  at the first of them.
+* a layout table replaces the paragraphs whose words it holds, at the first of
+  them, when they hold its words too (at least :data:`MIN_TABLE_PRECISION` of
+  them both ways): a table that cuts or repeats words is left out.
 
 Anything else of the layout (lists, emphasis, figure text) is left out.
 """
@@ -28,7 +28,8 @@ __all__ = [
 ]
 
 MIN_TABLE_PRECISION = 0.9
-"""A layout table is kept when at least this share of its words are the text layer's."""
+"""A layout table is kept when it and the paragraphs it replaces share this much of their
+words (recall and precision of one against the other)."""
 MIN_COVERED = 0.8
 """A paragraph is the table's when at least this share of its words are in the table."""
 
@@ -84,20 +85,23 @@ def _place_heading(paragraphs: list[str], level: str, heading: str, start: int) 
     return -1
 
 
-def _place_table(paragraphs: list[str], table: str, layer: Counter[str]) -> None:
+def _place_table(paragraphs: list[str], table: str) -> None:
+    """Put ``table`` in place of the paragraphs whose words it holds, when those paragraphs
+    hold its words too (the same words, both ways, to :data:`MIN_TABLE_PRECISION`)."""
     cells = markdown_words(table)
-    if compare(layer, cells).precision < MIN_TABLE_PRECISION:
-        return
     remaining = Counter(cells)
     covered: list[int] = []
+    taken: Counter[str] = Counter()
     for index, paragraph in enumerate(paragraphs):
-        if paragraph.startswith("#") or paragraph.startswith("|"):
+        if paragraph.startswith(("#", "|")):
             continue
         own = words(paragraph)
         if own and sum((own & remaining).values()) >= MIN_COVERED * sum(own.values()):
             covered.append(index)
             remaining -= own
-    if not covered:
+            taken += own
+    same = compare(taken, cells)
+    if not covered or min(same.recall, same.precision) < MIN_TABLE_PRECISION:
         return
     paragraphs[covered[0]] = table
     for index in reversed(covered[1:]):
@@ -107,11 +111,10 @@ def _place_table(paragraphs: list[str], table: str, layer: Counter[str]) -> None
 def with_layout_structure(layout: str, paragraphs: Sequence[str], layer: str) -> str:
     """The page as its text layer's ``paragraphs``, with ``layout``'s headings and tables."""
     result = list(paragraphs)
-    reference = words(layer)
     position = 0
     for block in _blocks(layout):
         if _is_table(block):
-            _place_table(result, block, reference)
+            _place_table(result, block)
             continue
         found = _HEADING.match(block)
         if found is not None and "\n" not in block:
