@@ -27,7 +27,7 @@ __all__ = [
     "with_layout_structure",
 ]
 
-MIN_TABLE_PRECISION = 0.9
+MIN_TABLE_PRECISION = 0.95
 """A layout table is kept when it and the paragraphs it replaces share this much of their
 words (recall and precision of one against the other)."""
 MIN_COVERED = 0.8
