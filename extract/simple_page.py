@@ -18,6 +18,7 @@ paragraph (lines joined, words hyphenated at a line end rejoined).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -53,6 +54,9 @@ MIN_TABLE_ROWS = 3
 MAX_BOLD_HEADING_LINES = 2
 MAX_BOLD_HEADING_CHARS = 100
 
+_NUMBERED_CAPITALS = re.compile(r"^\d+(?:\.\d+)*\.? +[^\W\d_][^\W\d_ ]{2,}(?: [^\W\d_]+)*$")
+"""A numbered heading in capitals or small capitals ("6 CONCLUSION"): checked for case below."""
+_SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)*\.?$")
 _MONOSPACED = 8  # PyMuPDF span flags
 _BOLD = 16
 _BULLETS = ("•", "●", "▪", "◦", "■", "□", "–", "∙", "·", "-", "*")
@@ -121,7 +125,8 @@ def _heading_level(spans: list[dict[str, Any]], text: str, body: float) -> str:
         return "##"
     if text.endswith((".", ",", ";")) or len(text) > MAX_BOLD_HEADING_CHARS:
         return ""
-    if all(span["flags"] & _BOLD for span in spans):
+    capitals = _NUMBERED_CAPITALS.match(text) is not None and not any(c.islower() for c in text)
+    if capitals or all(span["flags"] & _BOLD for span in spans):
         return "###"
     return ""
 
@@ -131,6 +136,16 @@ def _paragraph(lines: list[str]) -> str:
     if text.startswith(_BULLETS) and len(text) > 1 and text[1] == " ":
         return "- " + text[2:]
     return text
+
+
+def _number_joined(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The block's lines, a bare section number ("6", "5.2.") joined to the line after it."""
+    if len(lines) > 1 and _SECTION_NUMBER.match(_line_text(lines[0]).strip()):
+        first, second = lines[0], lines[1]
+        spacer = {**first["spans"][-1], "text": " "}
+        joined = {**second, "spans": [*first["spans"], spacer, *second["spans"]]}
+        return [joined, *lines[2:]]
+    return lines
 
 
 def _block_markdown(block: dict[str, Any], body: float) -> str:
@@ -145,7 +160,7 @@ def _block_markdown(block: dict[str, Any], body: float) -> str:
     heading: list[str] = []
     level = ""
     prose: list[str] = []
-    for line in lines:
+    for line in _number_joined(lines):
         text = " ".join(_line_text(line).split())
         own = [span for span in line["spans"] if span["text"].strip()]
         this = "" if prose else _heading_level(own, text, body)
