@@ -23,7 +23,7 @@ from extract.errors import CorruptDocumentError
 
 __all__ = ["from_wire", "to_wire"]
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 
 def to_wire(value: object) -> Any:
@@ -31,7 +31,7 @@ def to_wire(value: object) -> Any:
     return msgspec.to_builtins(value)
 
 
-def from_wire(payload: object, shape: type[T], what: str) -> T:
+def from_wire(payload: object, shape: type[_T], what: str) -> _T:
     """``payload`` (decoded JSON) rebuilt as a ``shape``, every field checked.
 
     Raises:
