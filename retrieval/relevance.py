@@ -75,6 +75,12 @@ HIGH_RELEVANCE = 0.8
 """From here up a relevance reads as ``"high"``; from :data:`EVIDENCE_FLOOR` up ``"medium"``."""
 
 
+SECTION_RELEVANCE = HIGH_RELEVANCE
+"""The least relevance of a passage under the section a document-level question asks for
+("what does the paper conclude?" and the Conclusion: :mod:`retrieval.document_questions`):
+that section is the document's own answer, whatever words it shares with the question."""
+
+
 def sigmoid(value: float) -> float:
     """``1 / (1 + e^-value)``, without overflow for large ``|value|``."""
     if value >= 0:

@@ -155,6 +155,10 @@ the rules are kept narrow so that two unrelated words rarely meet (``bench/deriv
 measures what they change)."""
 
 
+_DERIVATION_ENDS = frozenset("dizt")
+"""The last letters of every stem a rule of :data:`_DERIVATION_RULES` rewrites."""
+
+
 def fold_derivation(stem: str) -> str:
     """One English stem for a derivational family Snowball splits.
 
@@ -164,7 +168,7 @@ def fold_derivation(stem: str) -> str:
     *description* and *describe* → ``describ``. (*determine* and *determinant* already
     share ``determin``.)
     """
-    if len(stem) < 5 or not stem.isascii():
+    if len(stem) < 5 or stem[-1] not in _DERIVATION_ENDS or not stem.isascii():
         return stem
     for pattern, replacement in _DERIVATION_RULES:
         folded = pattern.sub(replacement, stem, count=1)
