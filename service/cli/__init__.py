@@ -1,9 +1,23 @@
-"""The ``shortlist`` command and the small HTTP client its upload commands use."""
+"""The ``shortlist`` command: the group and its shared plumbing (:mod:`service.cli.plumbing`),
+one module per command group, and the small HTTP client the commands that talk to a running
+service use."""
 
 from __future__ import annotations
 
-from service.cli import documents as _documents  # noqa: F401  (registers its commands on main)
-from service.cli import sync as _sync  # noqa: F401 - registers `shortlist sync` on main
-from service.cli.commands import main
+# Each module registers its commands on ``main`` when imported.
+from service.cli import (  # noqa: F401
+    config,
+    documents,
+    extract,
+    ingest,
+    mcp,
+    search,
+    serve,
+    sync,
+    upload,
+    users,
+    worker,
+)
+from service.cli.plumbing import main
 
 __all__ = ["main"]

@@ -1,5 +1,5 @@
 """``python -m service.cli`` runs the ``shortlist`` command."""
 
-from service.cli.commands import main
+from service.cli import main
 
 main()

@@ -1,8 +1,9 @@
 """``shortlist documents list|show|delete|reextract``: a project's documents from a terminal.
 
 Like ``search`` and ``ingest``, these act on the local database for ``--user``, else the user of
-``SHORTLIST_TOKEN``, else the only user; a document is named by its id or its exact name in
-``--project``. ``--json`` prints the same document shape as the REST API.
+``SHORTLIST_TOKEN``, else the only user; a document is named by its id (in any of the user's
+projects) or its exact name in ``--project`` (:func:`service.services.documents.find_document`).
+``--json`` prints the same document shape as the REST API.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 import click
 import msgspec
 
-from service.cli.commands import (
+from service.cli.plumbing import (
     acting_user,
     command_errors,
     emit_json,
@@ -86,8 +87,7 @@ def _one(
     async def work(runtime: Runtime) -> Document:
         principal = await acting_user(runtime, user_name)
         async with connection(runtime.pool) as conn:
-            target = await projects.resolve_project(conn, principal.user_id, project_name)
-            found = await documents.find_document(conn, principal, reference, target)
+            found = await documents.find_document(conn, principal, reference, project_name)
             result: Document = await action(runtime, conn, principal, found)
             return result
 

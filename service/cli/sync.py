@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from service.cli.commands import (
+from service.cli.plumbing import (
     EXIT_USER_ERROR,
     acting_user,
     command_errors,

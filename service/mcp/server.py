@@ -26,6 +26,8 @@ from service.errors import NotFound, ShortlistError
 from service.mcp import tools
 from service.mcp.arguments import ArgumentShapeCheck, invalid_arguments
 from service.mcp.caller import Caller
+from service.mcp.tools import MAX_READ_CHARS
+from service.services.document_requests import MAX_REASON_CHARS, MAX_TITLE_CHARS
 from service.services.mentions import Match
 from service.settings import SearchSettings, Settings
 
@@ -60,10 +62,10 @@ List every document in the project with its status and page count. A document th
 cannot be searched says why and what to do. Use it to learn document names or to check \
 why something is missing from search results."""
 
-READ_DESCRIPTION = """\
+READ_DESCRIPTION = f"""\
 Read a document's extracted text (Markdown), whole or a page range such as "3-5". \
 Use it after search_documents to read around a hit or to read a short document in full. \
-Long reads are cut at about 20,000 characters with the page range to continue from."""
+Long reads are cut at about {MAX_READ_CHARS:,} characters with the page range to continue from."""
 
 MENTIONS_DESCRIPTION = """\
 Find every document that contains a word or phrase (case-insensitive, exact phrase), \
@@ -89,6 +91,9 @@ Log a request for a document the project lacks (by title, optionally where to fi
 for the project's owner to review. Nothing is fetched and the document does NOT become \
 available: tell the user it was requested, never cite it. Asking again for the same title \
 adds to the existing request."""
+
+TITLE_HELP = f"Which document is wanted (up to {MAX_TITLE_CHARS:,} characters)."
+REASON_HELP = f"Why it is needed (up to {MAX_REASON_CHARS:,} characters)."
 
 PROJECT_HELP = (
     "Project name or id. Default: the server's --project (stdio), else your only project, "
@@ -218,14 +223,12 @@ def build_server(caller_of: CallerLookup, settings: Settings) -> MCPServer[Any]:
 
     @server.tool(name="request_document", description=REQUEST_DESCRIPTION, annotations=WRITES)
     async def request_document(
-        title: Annotated[str, Field(description="Which document is wanted (up to 300 chars).")],
+        title: Annotated[str, Field(description=TITLE_HELP)],
         ctx: Context,
         source_url: Annotated[
             str | None, Field(description="Where it might be found, if known (never fetched).")
         ] = None,
-        reason: Annotated[
-            str | None, Field(description="Why it is needed (up to 2,000 characters).")
-        ] = None,
+        reason: Annotated[str | None, Field(description=REASON_HELP)] = None,
         project: Annotated[str | None, Field(description=PROJECT_HELP)] = None,
     ) -> CallToolResult:
         return await tools.request_document(

@@ -11,22 +11,24 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ParamSpec
-from uuid import UUID
 
+import msgspec
 from mcp_types import CallToolResult, TextContent
 
 from extract.page_markers import find_page_markers
 from service.errors import ShortlistError, as_shortlist_error
 from service.mcp import render
 from service.mcp.caller import Caller, resolve_project
-from service.records import Document, Project
+from service.records import Document
 from service.services import document_requests as requests_service
 from service.services import documents as documents_service
 from service.services import imports as imports_service
 from service.services import mentions as mentions_service
 from service.services import search as search_service
 from service.services import text_documents
-from service.storage.db import Connection, connection
+from service.services.search import ProjectSearch
+from service.shapes import SearchResponse
+from service.storage.db import connection
 
 P = ParamSpec("P")
 
@@ -66,20 +68,6 @@ def reports_errors(
     return wrapper
 
 
-# --- resolving names ---------------------------------------------------------
-
-
-async def find_document(
-    conn: Connection, caller: Caller, reference: str, project: Project | None
-) -> Document:
-    """A document by id (any of the user's projects) or by name (in ``project``)."""
-    return await documents_service.find_document(conn, caller.principal, reference, project)
-
-
-def require_searchable(document: Document) -> None:
-    documents_service.require_searchable(document)
-
-
 # --- tools ---------------------------------------------------------------------
 
 
@@ -99,42 +87,16 @@ async def search_documents(
         top_k=top_k,
         documents=documents,
     )
-    target, result = found.project, found.result
-    structured = {
-        "project": {"id": str(target.id), "name": target.name},
-        "query": found.query,
-        "results": [
-            {
-                "n": number,
-                "chunk_id": hit.chunk_id,
-                "document": {"id": hit.document_id, "name": hit.document_name},
-                "pages": list(hit.pages),
-                "heading": hit.heading,
-                "score": hit.score,
-                "bm25": hit.bm25,
-                "relevance": hit.relevance,
-                "relevance_label": hit.relevance_label,
-                "near_copies": [copy.to_dict() for copy in hit.near_copies],
-            }
-            for number, hit in enumerate(result.hits, start=1)
-        ],
-        "sources": [
-            {
-                "id": source.id,
-                "name": source.name,
-                "pages": list(source.pages),
-                "look_alikes": [{"id": o.id, "name": o.name} for o in source.look_alikes],
-            }
-            for source in result.sources
-        ],
-        "reranker": result.reranker,
-        "reranked": result.reranked,
-        "query_words_matched": not result.no_term_matched,
-        "insufficient_evidence": result.insufficient_evidence,
-        "warnings": list(result.warnings),
-        "documents_not_searchable": found.documents_not_searchable,
-    }
-    return text_result(render.search_text(found), structured)
+    return text_result(render.search_text(found), search_structured(found))
+
+
+def search_structured(found: ProjectSearch) -> dict[str, Any]:
+    """The search's structured content: REST's :class:`~service.shapes.SearchResponse`, without
+    each passage's ``text`` (the model reads it once, in the tool's text)."""
+    body: dict[str, Any] = msgspec.to_builtins(SearchResponse.from_search(found))
+    for hit in body["results"]:
+        del hit["text"]
+    return body
 
 
 @reports_errors
@@ -168,9 +130,10 @@ async def read_document(
 ) -> CallToolResult:
     span = documents_service.parse_pages(None if pages is None else str(pages))
     async with connection(caller.runtime.pool) as conn:
-        target = await _project_for_names(conn, caller, document, project)
-        found = await find_document(conn, caller, document, target)
-        require_searchable(found)
+        found = await documents_service.find_document(
+            conn, caller.principal, document, caller.project_named(project)
+        )
+        documents_service.require_searchable(found)
         text = await documents_service.read_text(
             conn, caller.principal, found.id, span, max_chars=MAX_READ_CHARS
         )
@@ -199,17 +162,6 @@ async def read_document(
         "continue_pages": follow,
     }
     return text_result("\n".join(parts), structured)
-
-
-async def _project_for_names(
-    conn: Connection, caller: Caller, document: str, project: str | None
-) -> Project | None:
-    """The project a document *name* is looked up in; ids need none."""
-    try:
-        UUID(document.strip())
-    except ValueError:
-        return await resolve_project(conn, caller, project)
-    return await resolve_project(conn, caller, project) if project else None
 
 
 def _cut_at_page(text: documents_service.DocumentText) -> tuple[str, int, int | None]:

@@ -238,9 +238,22 @@ async def reextract(
 
 
 async def find_document(
-    conn: Connection, principal: Principal, reference: UUID | str, project: Project | None
+    conn: Connection,
+    principal: Principal,
+    reference: UUID | str,
+    project: Project | UUID | str | None,
 ) -> Document:
-    """A document by id (any of the user's projects) or by name (in ``project``)."""
+    """A document by id (in any of the user's projects) or by its exact name in a project.
+
+    ``project`` is a project already resolved, or what the caller named: an id, a name, or
+    None for :func:`projects.resolve_project`'s default. A project is needed only to look up a
+    name, so for an id the default is never resolved (a user with several projects and none
+    named "default" still finds a document by id); a project the caller names is resolved,
+    so a misspelt one says so.
+    """
+    target = project if isinstance(project, Project) else None
+    if isinstance(project, UUID) or (isinstance(project, str) and project.strip()):
+        target = await projects.resolve_project(conn, principal.user_id, project)
     if isinstance(reference, UUID):
         try:
             return await get_document(conn, principal, reference)
@@ -257,17 +270,20 @@ async def find_document(
         try:
             return await get_document(conn, principal, document_id)
         except DocumentNotFound:
-            pass
-    if project is None:
-        raise DocumentNotFound(f"No document with id {reference!r}.", document=reference)
+            if target is None:
+                raise DocumentNotFound(
+                    f"No document with id {reference!r}.", document=reference
+                ) from None
+    if target is None:
+        target = await projects.resolve_project(conn, principal.user_id, None)
     if "\x00" in reference:  # no name holds NUL, and PostgreSQL refuses it as a parameter
         raise DocumentNotFound(
-            f"Project {project.name!r} has no document named {reference!r}.", document=reference
+            f"Project {target.name!r} has no document named {reference!r}.", document=reference
         )
-    row = await fetch_one(conn, "fetch_document_by_name", project_id=project.id, name=reference)
+    row = await fetch_one(conn, "fetch_document_by_name", project_id=target.id, name=reference)
     if row is None:
         raise DocumentNotFound(
-            f"Project {project.name!r} has no document named {reference!r}; "
+            f"Project {target.name!r} has no document named {reference!r}; "
             "list the project's documents for the exact names.",
             document=reference,
         )

@@ -396,6 +396,38 @@ def test_a_folder_is_ingested_and_its_documents_listed_shown_reextracted_and_del
     assert [d["name"] for d in listed["documents"]] == ["a.md"]
 
 
+def test_a_document_id_needs_no_project_even_when_none_is_the_default(
+    db_url: str, tmp_path: Path
+) -> None:
+    """As in MCP's read_document: a project is needed only to look a document up by name."""
+    note = tmp_path / "a.md"
+    note.write_text("# Alpha\n\nGlaciers retreat.\n", encoding="utf-8")
+    shortlist(db_url, tmp_path, "user", "create", "alice")
+    shortlist(db_url, tmp_path, "project", "create", "research", "--user", "alice")
+    ingested = shortlist(db_url, tmp_path, "ingest", str(note), "--project", "research", "--json")
+    (entry,) = json.loads(ingested.stdout)
+    with psycopg.connect(db_url, autocommit=True) as conn:  # two projects, neither "default"
+        conn.execute("UPDATE projects SET name = 'archive' WHERE name = 'default'")
+
+    by_id = shortlist(db_url, tmp_path, "documents", "show", entry["document"]["id"], "--json")
+    by_name = shortlist(db_url, tmp_path, "documents", "show", "a.md", "--json")
+    in_project = shortlist(
+        db_url, tmp_path, "documents", "show", "a.md", "--project", "research", "--json"
+    )
+    misspelt = shortlist(
+        db_url, tmp_path, "documents", "show", entry["document"]["id"], "--project", "reserch"
+    )
+
+    assert by_id.returncode == 0, by_id.stderr
+    assert json.loads(by_id.stdout)["name"] == "a.md"
+    assert by_name.returncode == 2
+    assert "several projects" in json.loads(by_name.stdout)["error"]["message"]
+    assert in_project.returncode == 0, in_project.stderr
+    assert json.loads(in_project.stdout)["id"] == entry["document"]["id"]
+    assert misspelt.returncode == 2
+    assert "no project named 'reserch'" in misspelt.stderr
+
+
 def test_a_blank_search_query_is_a_user_error_that_exits_2(db_url: str, tmp_path: Path) -> None:
     assert shortlist(db_url, tmp_path, "user", "create", "alice").returncode == 0
 

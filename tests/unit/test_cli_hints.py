@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from service.cli.commands import invoked_as
+from service.cli.serve import invoked_as
 
 
 def test_a_command_not_on_the_path_is_named_by_the_path_it_was_started_by(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from service.cli.commands import forward_only
+from service.cli.upload import forward_only
 from service.cli.upload_board import UploadBoard
 
 

@@ -9,8 +9,9 @@ from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_200_OK
 
 from service.http.dependencies import PrincipalDep, RuntimeDep
-from service.http.schemas import SearchRequest, SearchResponse
+from service.http.schemas import SearchRequest
 from service.services.search import search_project
+from service.shapes import SearchResponse
 
 
 class SearchController(Controller):

@@ -80,6 +80,13 @@ async def test_rest_and_mcp_search_the_same_allowed_documents_alike(
     mcp_hits = [(hit["chunk_id"], hit["pages"]) for hit in mcp.structured_content["results"]]
     assert rest_hits == mcp_hits
     assert rest_hits[0][1] == [3, 3]
+    # One response model: MCP's structured content is REST's body without the passage text.
+    body = rest.json()
+    for hit in body["results"]:
+        del hit["text"]
+    assert mcp.structured_content == body
+    assert body["sources"][0]["first_page"] == 3
+    assert body["project"] == {"id": library.ids["research"], "name": "research"}
 
 
 async def test_top_k_over_the_setting_is_refused_alike_and_none_means_the_default(

@@ -11,10 +11,10 @@ from retrieval.index import ChunkIndex
 from retrieval.pipeline import search
 from retrieval.rerankers.none import NoReranker
 from retrieval.types import SearchResult, SourceDocument
-from service.http.schemas import SearchResponse
 from service.mcp import render
 from service.records import Project
 from service.services.search import ProjectSearch
+from service.shapes import SearchResponse
 
 CLAUSE = (
     "The supplier shall deliver the spare parts to the warehouse within {days} working days "

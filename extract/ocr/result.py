@@ -1,0 +1,104 @@
+"""What recognition made of a document's pages, and the warnings it gives."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from extract.markdown import page_ranges
+
+
+@dataclass
+class OcrResult:
+    """What recognition made of the pages it was asked to read (0-based page indexes)."""
+
+    engine: str | None = None
+    unavailable: str | None = None
+    """Why no engine read anything (OCR off, or no engine installed)."""
+    texts: dict[int, str] = field(default_factory=dict)
+    illegible: list[int] = field(default_factory=list)
+    over_page_budget: list[int] = field(default_factory=list)
+    over_time_budget: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+    first_failure: str = ""
+    max_pages: int = 0
+    seconds: float = 0.0
+
+    @classmethod
+    def combined(cls, results: Sequence[OcrResult]) -> OcrResult:
+        """One result for a document whose parts each recognised their own pages."""
+        merged = cls(max_pages=max((result.max_pages for result in results), default=0))
+        for result in results:
+            merged.engine = merged.engine or result.engine
+            merged.unavailable = merged.unavailable or result.unavailable
+            merged.texts.update(result.texts)
+            merged.illegible.extend(result.illegible)
+            merged.over_page_budget.extend(result.over_page_budget)
+            merged.over_time_budget.extend(result.over_time_budget)
+            merged.failed.extend(result.failed)
+            merged.first_failure = merged.first_failure or result.first_failure
+            merged.seconds += result.seconds
+        return merged
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> OcrResult:
+        """Rebuild a result from :func:`dataclasses.asdict` output sent as JSON.
+
+        Raises:
+            KeyError, TypeError, ValueError: the payload is malformed.
+        """
+
+        def indexes(name: str) -> list[int]:
+            return [int(index) for index in payload[name]]
+
+        return cls(
+            engine=None if payload["engine"] is None else str(payload["engine"]),
+            unavailable=None if payload["unavailable"] is None else str(payload["unavailable"]),
+            texts={int(index): str(text) for index, text in payload["texts"].items()},
+            illegible=indexes("illegible"),
+            over_page_budget=indexes("over_page_budget"),
+            over_time_budget=indexes("over_time_budget"),
+            failed=indexes("failed"),
+            first_failure=str(payload["first_failure"]),
+            max_pages=int(payload["max_pages"]),
+            seconds=float(payload["seconds"]),
+        )
+
+    @property
+    def recognised_pages(self) -> tuple[int, ...]:
+        """1-based numbers of the pages whose text came from recognition."""
+        return tuple(sorted(index + 1 for index in self.texts))
+
+    @property
+    def left_out(self) -> list[int]:
+        """Pages not read for lack of budget (not a verdict on the page)."""
+        return sorted(self.over_page_budget + self.over_time_budget)
+
+    def warnings(self) -> list[str]:
+        notes: list[str] = []
+        if self.texts:
+            notes.append(
+                f"Text recognised from images (OCR, {self.engine}) on page "
+                f"{page_ranges(self.recognised_pages)}; it may contain recognition errors"
+            )
+        if self.over_page_budget:
+            notes.append(
+                f"Page {_ranges(self.over_page_budget)} not recognised: the OCR budget of "
+                f"{self.max_pages} pages per document was used up (SHORTLIST_OCR__MAX_PAGES)"
+            )
+        if self.over_time_budget:
+            notes.append(
+                f"Page {_ranges(self.over_time_budget)} not recognised: the OCR time budget of "
+                f"{self.seconds:.0f} s was used up (SHORTLIST_OCR__PAGE_SECONDS, "
+                "SHORTLIST_EXTRACTION__TIMEOUT_SECONDS)"
+            )
+        if self.failed:
+            notes.append(
+                f"Text recognition failed on page {_ranges(self.failed)} ({self.first_failure})"
+            )
+        return notes
+
+
+def _ranges(indexes: Sequence[int]) -> str:
+    return page_ranges([index + 1 for index in sorted(indexes)])

@@ -1,0 +1,196 @@
+"""Shapes more than one door speaks: the base of every body, and the answer to a search.
+
+:class:`SearchResponse` is the one search answer: the REST API and ``shortlist search --json``
+encode it whole, and the MCP tool ``search_documents`` returns it as its structured content
+(without each passage's ``text``, which the model reads once, in the tool's text). The REST
+door's other bodies are in :mod:`service.http.schemas`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+from uuid import UUID
+
+import msgspec
+
+from retrieval.relevance import RelevanceLabel
+from service.services.search import ProjectSearch
+
+
+class Struct(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Base of every request and response body."""
+
+
+class DocumentName(Struct):
+    id: UUID
+    name: str
+
+
+class ProjectName(Struct):
+    id: UUID
+    name: str
+
+
+class SearchNearCopy(Struct):
+    document: DocumentName
+    pages: list[int]
+    chunk_id: str
+    similarity: Annotated[
+        float,
+        msgspec.Meta(
+            ge=0.0,
+            le=1.0,
+            description="Word 3-shingle Jaccard with the result's text; 1 for an identical passage.",
+        ),
+    ]
+
+
+class SearchHit(Struct):
+    document: DocumentName
+    pages: list[int]
+    heading: str
+    text: str
+    score: Annotated[
+        float,
+        msgspec.Meta(description="Orders this query's results; not comparable across queries."),
+    ]
+    chunk_id: str
+    relevance: Annotated[
+        float,
+        msgspec.Meta(
+            ge=0.0,
+            le=1.0,
+            description=(
+                "How well the passage answers the query, on the same 0-1 scale for every "
+                "query; below the evidence floor it is not evidence."
+            ),
+        ),
+    ]
+    relevance_label: Annotated[
+        RelevanceLabel,
+        msgspec.Meta(description="The relevance in words; 'low' is below the evidence floor."),
+    ]
+    matched_words: list[str]
+    """Words of ``text`` (casefolded) that match a query term, as BM25 matched them: the
+    words to mark when showing the passage."""
+    near_copies: Annotated[
+        list[SearchNearCopy],
+        msgspec.Meta(
+            description=(
+                "Lower-ranked passages with nearly the same text (another version of the "
+                "document, a repeated block, a template sibling), folded into this result "
+                "instead of shown again: where each one is."
+            )
+        ),
+    ]
+
+
+class SearchSource(Struct):
+    document: DocumentName
+    first_page: int
+    pages: list[int]
+    look_alikes: Annotated[
+        list[DocumentName],
+        msgspec.Meta(
+            description=(
+                "Other searched documents sharing most of this one's passages (another "
+                "version, a template sibling)."
+            )
+        ),
+    ]
+
+
+class SearchResponse(Struct):
+    project: Annotated[ProjectName, msgspec.Meta(description="The project searched.")]
+    query: str
+    results: list[SearchHit]
+    sources: list[SearchSource]
+    reranker: str
+    reranked: bool
+    warnings: list[str]
+    candidates: int
+    unscored: int
+    """Candidates the reranker had no score for yet (still warming): ranked by BM25 alone."""
+    exhaustive: bool
+    insufficient_evidence: Annotated[
+        bool,
+        msgspec.Meta(
+            description=(
+                "True when no passage reaches the evidence floor: the documents do not appear "
+                "to answer the query, and results are only the closest passages."
+            )
+        ),
+    ]
+    query_words_matched: Annotated[
+        bool,
+        msgspec.Meta(
+            description=(
+                "False when none of the query's words occurs in the searched documents: the "
+                "results are then only the closest the ranking could find."
+            )
+        ),
+    ]
+    documents_not_searchable: Annotated[
+        int,
+        msgspec.Meta(
+            description=(
+                "The project's documents left out of this search because they are still being "
+                "extracted or cannot be searched (see each document's status); 0 when the "
+                "search was restricted to document_ids."
+            )
+        ),
+    ]
+
+    @classmethod
+    def from_search(cls, found: ProjectSearch) -> SearchResponse:
+        result = found.result
+        return cls(
+            project=ProjectName(id=found.project.id, name=found.project.name),
+            query=found.query,
+            results=[
+                SearchHit(
+                    document=DocumentName(id=UUID(hit.document_id), name=hit.document_name),
+                    pages=list(hit.pages),
+                    heading=hit.heading,
+                    text=hit.text,
+                    score=hit.score,
+                    chunk_id=hit.chunk_id,
+                    relevance=hit.relevance,
+                    relevance_label=hit.relevance_label,
+                    matched_words=list(hit.matched_words),
+                    near_copies=[
+                        SearchNearCopy(
+                            document=DocumentName(
+                                id=UUID(copy.document_id), name=copy.document_name
+                            ),
+                            pages=list(copy.pages),
+                            chunk_id=copy.chunk_id,
+                            similarity=copy.similarity,
+                        )
+                        for copy in hit.near_copies
+                    ],
+                )
+                for hit in result.hits
+            ],
+            sources=[
+                SearchSource(
+                    document=DocumentName(id=UUID(source.id), name=source.name),
+                    first_page=source.first_page,
+                    pages=list(source.pages),
+                    look_alikes=[
+                        DocumentName(id=UUID(other.id), name=other.name)
+                        for other in source.look_alikes
+                    ],
+                )
+                for source in result.sources
+            ],
+            reranker=result.reranker,
+            reranked=result.reranked,
+            warnings=list(result.warnings),
+            candidates=result.candidates,
+            unscored=result.unscored,
+            exhaustive=result.exhaustive,
+            insufficient_evidence=result.insufficient_evidence,
+            query_words_matched=not result.no_term_matched,
+            documents_not_searchable=found.documents_not_searchable,
+        )
