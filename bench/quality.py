@@ -1,10 +1,12 @@
 """Retrieval quality: a page-level development set over ``../shared/corpus``, then SciFact.
 
-The development set (:mod:`bench.corpus_dev`): every question over all of its
-documents at once, BM25 alone and BM25 + local; hit@1 / hit@3 count a hit of
-the right document touching one of the right pages, per kind of question; the
-verdict rows give the share of unanswerable questions flagged
-``insufficient_evidence`` and of answerable ones wrongly flagged.
+The development set (:mod:`bench.corpus_dev`, one fold: ``--fold test`` by
+default, ``tuning`` to tune on, ``all``): every question over all of its
+documents at once, BM25 alone and BM25 + local, scored by
+:mod:`retrieval.evaluation` (what ``shortlist eval`` reports): hit@1/3/10 count
+a passage of the right document touching one of the right pages, per kind of
+question; the flag columns give the share of answerable questions wrongly
+flagged ``insufficient_evidence`` and of unanswerable ones rightly flagged.
 
 SciFact: BM25, BM25 + local rerank, BM25 + Cohere.
 
@@ -33,7 +35,8 @@ passages contain. BM25 + Cohere runs only when ``COHERE_API_KEY`` holds a real
 key (the test stand-in server is never used here). From the repository root::
 
     .venv/bin/python -m bench.quality                  # dev set, then 300 queries
-    .venv/bin/python -m bench.quality --dev-only       # the development set only
+    .venv/bin/python -m bench.quality --dev-only       # the development set's test fold only
+    .venv/bin/python -m bench.quality --dev-only --fold tuning   # the fold to tune on
     .venv/bin/python -m bench.quality --queries 50     # fast subsample
     .venv/bin/python -m bench.quality --vectors /tmp/scifact-minilm.npz
         # reuse passage vectors saved by an earlier run (bench-only file;
@@ -48,6 +51,7 @@ import json
 import math
 import os
 import platform
+import resource
 import statistics
 import time
 from collections.abc import Sequence
@@ -58,13 +62,14 @@ import bm25s
 import numpy as np
 import numpy.typing as npt
 
-from bench.corpus_dev import Question, load_documents, load_questions, warm_vectors
+from bench.corpus_dev import Fold, Question, load_documents, load_questions, warm_vectors
+from retrieval.evaluation import CUTOFFS, TOP_K, Outcome, Scores, outcome, score, score_by_kind
 from retrieval.index import ChunkIndex
 from retrieval.pipeline import search
 from retrieval.rerankers.base import Reranker
 from retrieval.rerankers.local import LocalReranker
 from retrieval.rerankers.none import NoReranker
-from retrieval.types import Candidate, Chunk, DocumentRef, Hit, SourceDocument
+from retrieval.types import Candidate, Chunk, DocumentRef, SourceDocument
 from tests.support.paths import SCIFACT_DIR
 
 Qrels = dict[str, dict[str, int]]
@@ -204,76 +209,93 @@ def _milliseconds(latencies: list[float]) -> str:
     return f"median {1000 * statistics.median(ordered):.0f} ms, p95 {1000 * p95:.0f} ms"
 
 
-def page_hit(result_hits: Sequence[Hit], question: Question, k: int) -> bool:
-    """Whether one of the first ``k`` hits is the right document and touches a right page."""
-    for item in result_hits[:k]:
-        first, last = item.pages
-        if item.document_id == question.document and any(
-            first <= page <= last for page in question.pages
-        ):
-            return True
-    return False
+def kind_label(question: Question) -> str:
+    """The per-kind row a question counts in; non-English ones split by the question's language."""
+    if question.kind == "non-english":
+        return "non-english (asked in English)" if question.language == "en" else "non-english"
+    return question.kind
 
 
-def development_set(local: LocalReranker) -> None:
-    """Page-level hit@1 / hit@3 per kind and the verdict's flag rates on the dev set."""
-    questions = load_questions()
+def development_set(local: LocalReranker, fold: Fold | None) -> None:
+    """Page hit@1/3/10 and the verdict's flags per kind, BM25 alone and BM25 + local."""
+    questions = load_questions(fold=fold)
     documents = load_documents()
     index = ChunkIndex()
     index.add(documents)
     refs = [doc.ref for doc in documents]
     passages = [passage for ref in refs for passage in index.reader_passages(ref)]
-    warm_vectors(local, passages, "corpus-dev")
-    kinds = sorted({q.kind for q in questions if q.document is not None})
-    print(
-        f"## Development set: {len(questions)} questions over {len(documents)} corpus documents "
-        f"({len(passages)} passages)\n"
-    )
-    print("| system | " + " | ".join(f"{kind} (n) hit@1 / hit@3" for kind in kinds) + " | all |")
-    print("|---|" + "---|" * (len(kinds) + 1))
-    verdicts: dict[str, tuple[float, float]] = {}
-    misses: dict[str, list[str]] = {}
+    started = time.monotonic()
+    embedded = warm_vectors(local, passages, "corpus-dev")
+    warm_seconds = time.monotonic() - started
+    cpu_before = resource.getrusage(resource.RUSAGE_SELF)
+    wall_before = time.monotonic()
+    systems: dict[str, list[Outcome]] = {}
     for reranker in (NoReranker(), local):
-        per_kind: dict[str, list[tuple[bool, bool]]] = {kind: [] for kind in kinds}
-        flagged_absent: list[bool] = []
-        flagged_present: list[bool] = []
+        name = "BM25" if reranker.name == "none" else f"BM25 + {reranker.name}"
+        systems[name] = []
         for question in questions:
             result = search(
-                index, question.question, refs, reranker=reranker, rerank_timeout=RERANK_TIMEOUT
-            )
-            if question.document is None:
-                flagged_absent.append(result.insufficient_evidence)
-                continue
-            flagged_present.append(result.insufficient_evidence)
-            hits = (page_hit(result.hits, question, 1), page_hit(result.hits, question, 3))
-            per_kind[question.kind].append(hits)
-            if not hits[1]:
-                misses.setdefault(reranker.name, []).append(question.question)
-        cells = []
-        for kind in kinds:
-            rows = per_kind[kind]
-            cells.append(
-                f"({len(rows)}) {statistics.fmean(h[0] for h in rows):.2f} / "
-                f"{statistics.fmean(h[1] for h in rows):.2f}"
-            )
-        every = [row for rows in per_kind.values() for row in rows]
-        cells.append(
-            f"({len(every)}) {statistics.fmean(h[0] for h in every):.2f} / "
-            f"{statistics.fmean(h[1] for h in every):.2f}"
-        )
-        name = "BM25" if reranker.name == "none" else f"BM25 + {reranker.name}"
-        print(f"| {name} | " + " | ".join(cells) + " |")
-        verdicts[name] = (statistics.fmean(flagged_absent), statistics.fmean(flagged_present))
-    print("\n| system | unanswerable flagged | answerable wrongly flagged |")
-    print("|---|---|---|")
-    for name, (absent, present) in verdicts.items():
-        print(f"| {name} | {absent:.2f} | {present:.2f} |")
-    for name, missed in misses.items():
-        print(f"\nMissed at 3 ({name}): " + "; ".join(missed))
+                index, question.question, refs, reranker=reranker,
+                top_k=TOP_K, rerank_timeout=RERANK_TIMEOUT,
+            )  # fmt: skip
+            labelled = question.labelled._replace(kind=kind_label(question))
+            systems[name].append(outcome(labelled, result))
+    cpu_after = resource.getrusage(resource.RUSAGE_SELF)
+    searched = time.monotonic() - wall_before
+    cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
+    answerable = sum(q.document is not None for q in questions)
     print(
-        "\nTargets: page-level hit@3 >= 0.85; unanswerable flagged >= 0.80 with answerable "
-        "flagged <= 0.05.\n"
+        f"## Development set, fold {fold or 'all'}: {answerable} answerable and "
+        f"{len(questions) - answerable} unanswerable questions over {len(documents)} corpus "
+        f"documents ({len(passages)} passages)\n"
     )
+    names = list(systems)
+    print(
+        "| kind | n | "
+        + " | ".join(f"{name} hit@1 / @3 / @10 | {name} flagged" for name in names)
+        + " |"
+    )
+    print("|---|---|" + "---|---|" * len(names))
+    scored = {name: score_by_kind(outcomes) for name, outcomes in systems.items()}
+    kinds = sorted(scored[names[0]], key=lambda kind: (kind in ("unanswerable", "near-miss"), kind))
+    for kind in kinds:
+        print(_row(kind, [scored[name][kind] for name in names]))
+    totals = {name: score(outcomes) for name, outcomes in systems.items()}
+    print(_row("**all answerable**", [totals[name] for name in names], absent=False))
+    print(_row("**all unanswerable**", [totals[name] for name in names], present=False))
+    print(
+        "\nflagged: for answerable kinds the share the verdict wrongly flags "
+        "(insufficient_evidence), for unanswerable ones the share it rightly flags."
+    )
+    for name, outcomes in systems.items():
+        missed = [o.question.question for o in outcomes if o.question.answerable and not o.hit(3)]
+        print(f"\nMissed at 3 ({name}, {len(missed)}): " + "; ".join(missed))
+    print(
+        "\nTargets (#25, test fold, default settings): hit@3 >= 0.90, hit@1 >= 0.70, "
+        "unanswerable flagged >= 0.80 with answerable flagged <= 0.05, never below BM25 "
+        "alone on hit@3.\n"
+        f"Local reranker cache: {embedded} passages embedded now ({warm_seconds:.0f} s); "
+        f"searches: {searched:.0f} s wall, {cpu:.0f} CPU-s; load average "
+        f"{' '.join(f'{v:.1f}' for v in os.getloadavg())}; {time.strftime('%Y-%m-%d')}.\n"
+    )
+
+
+def _row(label: str, cells: Sequence[Scores], *, present: bool = True, absent: bool = True) -> str:
+    """One table row: n, then hit@1/3/10 and the flag share for each system."""
+    first = cells[0]
+    parts = []
+    if present and first.answerable:
+        n = str(first.answerable)
+        for cell in cells:
+            hits = " / ".join(f"{cell.hit_at[k]:.2f}" for k in CUTOFFS)
+            parts += [hits, f"{cell.false_flags:.2f}"]
+    elif absent and first.unanswerable:
+        n = str(first.unanswerable)
+        for cell in cells:
+            parts += ["", f"{cell.unanswerable_flagged:.2f}"]
+    else:
+        return ""
+    return f"| {label} | {n} | " + " | ".join(parts) + " |"
 
 
 def scifact_bm25(
@@ -304,6 +326,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--skip-dev", action="store_true", help="only SciFact")
     parser.add_argument(
+        "--fold",
+        choices=("tuning", "test", "all"),
+        default="test",
+        help="the development set's fold to score (report test; tune on tuning)",
+    )
+    parser.add_argument(
         "--bm25-only", action="store_true", help="SciFact BM25 rows only (no embeddings)"
     )
     parser.add_argument("--vectors", type=Path, help="bench-only passage vector file (npz)")
@@ -314,7 +342,7 @@ def main(argv: list[str] | None = None) -> None:
 
     local = LocalReranker()
     if not args.skip_dev:
-        development_set(local)
+        development_set(local, None if args.fold == "all" else args.fold)
     if args.dev_only:
         return
     corpus = Corpus(load_corpus())

@@ -8,8 +8,8 @@ Training data only:
    (:func:`retrieval.shortlist.term_coverage`) and the raw MiniLM cosine. Two
    logistic regressions with balanced classes (Newton's method, a little L2):
    ``LEXICAL`` on coverage, ``LOCAL`` on (cosine, coverage).
-2. **Floor** on the development set ``bench/data/corpus_dev.jsonl`` (questions
-   over ``../shared/corpus``, some of which nothing answers): every question
+2. **Floor** on the development set's tuning fold ``bench/data/corpus_dev.jsonl``
+   (questions over ``../shared/corpus``, some of which nothing answers): every question
    through :func:`retrieval.pipeline.search` with the fitted calibration; the
    floor is the highest one that wrongly flags at most 5 % of the answerable
    questions, and the table shows what each floor does.
@@ -146,7 +146,7 @@ def calibrate(local: LocalReranker, queries: int, depth: int, seed: int) -> None
 
 
 def floor_table(local: LocalReranker) -> None:
-    questions = load_questions()
+    questions = load_questions(fold="tuning")
     documents = load_documents()
     index = ChunkIndex()
     index.add(documents)
