@@ -89,14 +89,40 @@ def sigmoid(value: float) -> float:
     return exponential / (1.0 + exponential)
 
 
+KEY_COVERAGE = 0.5
+"""A passage holds the question's key terms (or their close forms: the same stems) when they
+make up at least this share of the question's idf weight (``coverage``)."""
+
+CONFIDENT_COSINE = 0.6
+"""A MiniLM cosine from which the embedding is confident: on SciFact train most passages this
+close to their query are relevant (``bench/tune_relevance.py``, the precision table)."""
+
+
 def lexical_relevance(coverage: float) -> float:
-    """Relevance of a passage from its query-term coverage alone."""
-    return LEXICAL(coverage)
+    """Relevance of a passage from its query-term coverage alone, ``high`` only when it holds
+    the question's key terms (:func:`earned`)."""
+    return earned(LEXICAL(coverage), coverage)
 
 
 def local_relevance(cosine: float, coverage: float) -> float:
-    """Relevance of a passage from its embedding cosine and its query-term coverage."""
-    return LOCAL(cosine, coverage)
+    """Relevance of a passage from its embedding cosine and its query-term coverage, ``high``
+    only when it holds the key terms or the embedding is confident (:func:`earned`)."""
+    return earned(LOCAL(cosine, coverage), coverage, cosine)
+
+
+def earned(relevance: float, coverage: float, cosine: float | None = None) -> float:
+    """``relevance``, kept just under :data:`HIGH_RELEVANCE` unless the passage holds the
+    question's key terms (:data:`KEY_COVERAGE`) or the embedding is confident
+    (:data:`CONFIDENT_COSINE`): a calibrated estimate can be high from many weak signals (a
+    title page sharing the paper's topic words), and "high" should say "this answers it"."""
+    if relevance < HIGH_RELEVANCE or coverage >= KEY_COVERAGE:
+        return relevance
+    if cosine is not None and cosine >= CONFIDENT_COSINE:
+        return relevance
+    return _JUST_BELOW_HIGH
+
+
+_JUST_BELOW_HIGH = HIGH_RELEVANCE - 0.01
 
 
 def clamp(value: float) -> float:
