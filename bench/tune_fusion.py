@@ -14,9 +14,9 @@ method of :data:`METHODS` over a grid of its parameters:
 * ``linear``: ``w * minmax(bm25) + (1 - w) * minmax(cosine)`` (what shipped, w = 0.35);
   a high ``w`` lets the embedding reorder only near-ties of BM25;
 * ``rrf``: reciprocal rank fusion with constant ``k``;
-* ``agreement``: linear with a per-query weight from how much the two agree: with
-  ``a`` the share of BM25's top 5 that the cosine's top 5 holds,
-  ``w = a * w_agree + (1 - a) * w_disagree``;
+* ``agreement``: linear with a per-query weight from how much the two agree
+  (:func:`retrieval.rerankers.fusion.agreement_fusion`): with ``a`` the share of BM25's top 5
+  that the cosine's top 5 holds, ``w = a * w_agree + (1 - a) * w_disagree``;
 * ``zscore``: linear over z-scores instead of min-max.
 
 The objective is the mean of dev hit@3, dev hit@1 and SciFact nDCG@10 (each of the three
@@ -46,6 +46,7 @@ import numpy.typing as npt
 from bench.corpus_dev import load_documents, load_questions, warm_vectors
 from bench.quality import Corpus, load_corpus, load_qrels, load_queries, ndcg_at, warm_local
 from retrieval.index import ChunkIndex
+from retrieval.rerankers.fusion import agreement
 from retrieval.rerankers.local import LocalReranker
 from retrieval.shortlist import shortlist
 
@@ -86,15 +87,6 @@ def _ranks(values: Floats) -> Floats:
     return ranks
 
 
-def agreement(bm25: Floats, cosine: Floats, top: int = 5) -> float:
-    """The share of BM25's top ``top`` candidates that the cosine's top ``top`` holds."""
-    if len(bm25) == 0:
-        return 1.0
-    first = set(np.argsort(-bm25, kind="stable")[:top].tolist())
-    second = set(np.argsort(-cosine, kind="stable")[:top].tolist())
-    return len(first & second) / min(top, len(bm25))
-
-
 def _linear(bm25: Floats, cosine: Floats, p: Params) -> Floats:
     return p[0] * _minmax(bm25) + (1 - p[0]) * _minmax(cosine)
 
@@ -104,7 +96,7 @@ def _rrf(bm25: Floats, cosine: Floats, p: Params) -> Floats:
 
 
 def _agreement(bm25: Floats, cosine: Floats, p: Params) -> Floats:
-    share = agreement(bm25, cosine)
+    share = agreement(bm25.tolist(), cosine.tolist())
     weight = share * p[0] + (1 - share) * p[1]
     return weight * _minmax(bm25) + (1 - weight) * _minmax(cosine)
 
@@ -267,7 +259,13 @@ def main(argv: list[str] | None = None) -> None:
           "folds, scored on the fifth\n")  # fmt: skip
     print("| method | dev hit@1 | dev hit@3 | SciFact nDCG@10 | objective | chosen per fold |")
     print("|---|---:|---:|---:|---:|---|")
-    for name, (fuse, grid) in [("BM25 alone", (None, [()])), *METHODS.items()]:
+    candidates: list[
+        tuple[str, tuple[Callable[[Floats, Floats, Params], Floats] | None, list[Params]]]
+    ] = [
+        ("BM25 alone", (None, [()])),
+        *METHODS.items(),
+    ]
+    for name, (fusion, grid) in candidates:
         held: list[Scores] = []
         picks = []
         for fold in range(FOLDS):
@@ -275,9 +273,9 @@ def main(argv: list[str] | None = None) -> None:
             train_sf = [q for q, f in zip(scifact, scifact_folds, strict=True) if f != fold]
             test_dev = [q for q, f in zip(dev, dev_folds, strict=True) if f == fold]
             test_sf = [q for q, f in zip(scifact, scifact_folds, strict=True) if f == fold]
-            chosen = max(grid, key=lambda p: evaluate(fuse, p, train_dev, train_sf).objective)
+            chosen = max(grid, key=lambda p: evaluate(fusion, p, train_dev, train_sf).objective)
             picks.append(chosen)
-            held.append(evaluate(fuse, chosen, test_dev, test_sf))
+            held.append(evaluate(fusion, chosen, test_dev, test_sf))
         mean = Scores(*(statistics.fmean(getattr(s, f) for s in held) for f in Scores._fields))
         print(f"| {name} | {mean.hit1:.3f} | {mean.hit3:.3f} | {mean.ndcg:.3f} | "
               f"{mean.objective:.3f} | {', '.join(map(str, picks))} |")  # fmt: skip

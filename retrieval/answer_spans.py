@@ -126,9 +126,9 @@ def answer_spans(
     """
     wanted: dict[str, str] = {}
     for word in marked:
-        terms = tokenizer.query_terms(word)
-        if terms and terms[0] in weights:
-            wanted[word] = terms[0]
+        word_terms = tokenizer.query_terms(word)
+        if word_terms and word_terms[0] in weights:
+            wanted[word] = word_terms[0]
     if not wanted:
         return ()
     spans = sentences(text)

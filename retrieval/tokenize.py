@@ -232,9 +232,9 @@ class Tokenizer:
         stemming = "stem" if self.stems else "nostem"
         stopwords = "stop" if self.stopwords else "nostop"
         spelling = ":fold" if self.folds_spelling else ""
-        derivation = ":derive" if self.folds_derivation else ""
+        derived = ":derive" if self.folds_derivation else ""
         self.config = (
-            f"tok{TOKENIZER_VERSION}:{self.language}:{stemming}:{stopwords}{spelling}{derivation}"
+            f"tok{TOKENIZER_VERSION}:{self.language}:{stemming}:{stopwords}{spelling}{derived}"
         )
         """Everything that changes the terms: part of cache keys."""
         self._ids: dict[str, int] = {}

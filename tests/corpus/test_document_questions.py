@@ -37,10 +37,11 @@ def _document(data: bytes) -> SourceDocument:
 
 
 def _pages(pages: tuple[int, ...]) -> bytes:
-    with pymupdf.open(PAPER) as whole, pymupdf.open() as cut:
+    with pymupdf.open(PAPER) as whole, pymupdf.open() as cut:  # type: ignore[no-untyped-call]
         for page in pages:
             cut.insert_pdf(whole, from_page=page - 1, to_page=page - 1)
-        return cut.tobytes()
+        data: bytes = cut.tobytes()
+        return data
 
 
 def _ask(document: SourceDocument, reranker: Reranker, question: str = QUESTION) -> SearchResult:
