@@ -14,9 +14,9 @@ method of :data:`METHODS` over a grid of its parameters:
 * ``linear``: ``w * minmax(bm25) + (1 - w) * minmax(cosine)`` (what shipped, w = 0.35);
   a high ``w`` lets the embedding reorder only near-ties of BM25;
 * ``rrf``: reciprocal rank fusion with constant ``k``;
-* ``agreement``: linear with a per-query weight from how much the two agree
-  (:func:`retrieval.rerankers.fusion.agreement_fusion`): with ``a`` the share of BM25's top 5
-  that the cosine's top 5 holds, ``w = a * w_agree + (1 - a) * w_disagree``;
+* ``agreement``: linear with a per-query weight from how much the two agree: with
+  ``a`` the share of BM25's top 5 that the cosine's top 5 holds,
+  ``w = a * w_agree + (1 - a) * w_disagree``;
 * ``zscore``: linear over z-scores instead of min-max.
 
 The objective is the mean of dev hit@3, dev hit@1 and SciFact nDCG@10 (each of the three
@@ -46,7 +46,6 @@ import numpy.typing as npt
 from bench.corpus_dev import load_documents, load_questions, warm_vectors
 from bench.quality import Corpus, load_corpus, load_qrels, load_queries, ndcg_at, warm_local
 from retrieval.index import ChunkIndex
-from retrieval.rerankers.fusion import agreement
 from retrieval.rerankers.local import LocalReranker
 from retrieval.shortlist import shortlist
 
@@ -87,6 +86,15 @@ def _ranks(values: Floats) -> Floats:
     return ranks
 
 
+def agreement(bm25: Floats, cosine: Floats, top: int = 5) -> float:
+    """The share of BM25's ``top`` best candidates that the cosine's ``top`` best hold."""
+    if len(bm25) == 0:
+        return 1.0
+    first = set(np.lexsort((np.arange(len(bm25)), -bm25))[:top].tolist())
+    second = set(np.lexsort((np.arange(len(cosine)), -cosine))[:top].tolist())
+    return len(first & second) / min(top, len(bm25))
+
+
 def _linear(bm25: Floats, cosine: Floats, p: Params) -> Floats:
     return p[0] * _minmax(bm25) + (1 - p[0]) * _minmax(cosine)
 
@@ -96,7 +104,7 @@ def _rrf(bm25: Floats, cosine: Floats, p: Params) -> Floats:
 
 
 def _agreement(bm25: Floats, cosine: Floats, p: Params) -> Floats:
-    share = agreement(bm25.tolist(), cosine.tolist())
+    share = agreement(bm25, cosine)
     weight = share * p[0] + (1 - share) * p[1]
     return weight * _minmax(bm25) + (1 - weight) * _minmax(cosine)
 

@@ -159,6 +159,11 @@ _DERIVATION_ENDS = frozenset("dizt")
 """The last letters of every stem a rule of :data:`_DERIVATION_RULES` rewrites."""
 
 
+_NOT_DERIVED = frozenset({"incid", "claud", "coincid"})
+"""Stems a rule would join with an unrelated family (*incidence* is not *incision*, *Claude*
+not *clause*), found by reading ``bench/derivation.py``'s list of what the rules join."""
+
+
 def fold_derivation(stem: str) -> str:
     """One English stem for a derivational family Snowball splits.
 
@@ -168,7 +173,9 @@ def fold_derivation(stem: str) -> str:
     *description* and *describe* → ``describ``. (*determine* and *determinant* already
     share ``determin``.)
     """
-    if len(stem) < 5 or stem[-1] not in _DERIVATION_ENDS or not stem.isascii():
+    if len(stem) < 5 or stem[-1] not in _DERIVATION_ENDS or stem in _NOT_DERIVED:
+        return stem
+    if not stem.isascii():
         return stem
     for pattern, replacement in _DERIVATION_RULES:
         folded = pattern.sub(replacement, stem, count=1)

@@ -2,8 +2,8 @@
 
 Cosine similarity of a small bi-encoder alone reorders a BM25 shortlist worse
 than BM25 does, but the two make different mistakes, so a fusion beats both.
-Pure functions on plain lists; the chosen method and weight are recorded in
-:mod:`retrieval.rerankers.local` (tuned by ``bench/tune_fusion.py``).
+Pure functions on plain lists; the chosen method and its constant are recorded in
+:mod:`retrieval.rerankers.local` (chosen by ``bench/tune_fusion.py``).
 """
 
 from __future__ import annotations
@@ -70,34 +70,21 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[float]], *, k: float = 60
     return fused
 
 
-AGREEMENT_TOP = 5
-"""How many of each ranking's best candidates :func:`agreement` compares."""
 
-
-def agreement(
-    bm25: Sequence[float], cosine: Sequence[float | None], top: int = AGREEMENT_TOP
-) -> float:
-    """The share of BM25's ``top`` best candidates that the cosine's ``top`` best hold, in [0, 1]
-    (1 with nothing to compare). Candidates without a cosine are left out of both."""
+def rank_fusion(bm25: Sequence[float], cosine: Sequence[float | None], *, k: float) -> list[float]:
+    """:func:`reciprocal_rank_fusion` of BM25 and cosine, for candidates some of which have no
+    cosine (not embedded before the deadline): those get the BM25 term only, so they can
+    still outrank candidates both rankings put low, but never by the model's say."""
+    if len(bm25) != len(cosine):
+        raise ValueError("bm25 and cosine must have one value per candidate")
+    if not k > 0:
+        raise ValueError("k must be above 0")
+    fused = [0.0] * len(bm25)
+    by_bm25 = sorted(range(len(bm25)), key=lambda index: (-bm25[index], index))
+    for rank, index in enumerate(by_bm25, start=1):
+        fused[index] += 1.0 / (k + rank)
     scored = [index for index, value in enumerate(cosine) if value is not None]
-    if not scored:
-        return 1.0
-    by_bm25 = sorted(scored, key=lambda index: (-bm25[index], index))[:top]
-    by_cosine = sorted(scored, key=lambda index: (-(cosine[index] or 0.0), index))[:top]
-    return len(set(by_bm25) & set(by_cosine)) / len(by_bm25)
-
-
-def agreement_fusion(
-    bm25: Sequence[float],
-    cosine: Sequence[float | None],
-    *,
-    weight_agreeing: float,
-    weight_disagreeing: float,
-) -> list[float]:
-    """:func:`linear_fusion` with a BM25 weight of this query's own: with ``a`` the
-    :func:`agreement` of the two rankings, ``a * weight_agreeing + (1 - a) *
-    weight_disagreeing``. When the embedding's best candidates are not BM25's, one of the two
-    is wrong, and which one to trust more is what the two weights say."""
-    share = agreement(bm25, cosine)
-    weight = share * weight_agreeing + (1.0 - share) * weight_disagreeing
-    return linear_fusion(bm25, cosine, bm25_weight=weight)
+    by_cosine = sorted(scored, key=lambda index: (-(cosine[index] or 0.0), index))
+    for rank, index in enumerate(by_cosine, start=1):
+        fused[index] += 1.0 / (k + rank)
+    return fused

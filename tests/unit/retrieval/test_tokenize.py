@@ -151,7 +151,8 @@ def test_derivational_forms_meet_in_english() -> None:
 
 def test_derivation_keeps_unrelated_words_apart() -> None:
     tokenizer = Tokenizer("english")
-    for first, second in [("please", "plead"), ("spread", "spree"), ("period", "perish")]:
+    pairs = [("please", "plead"), ("incidence", "incision"), ("Claude", "clause")]
+    for first, second in pairs:
         assert tokenizer.query_terms(first) != tokenizer.query_terms(second)
     # other languages are stemmed by Snowball alone
     assert Tokenizer("french").query_terms("conclure") != Tokenizer("french").query_terms(
