@@ -57,7 +57,8 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from retrieval.evaluation import LabelError, LabelledQuestion, parse_line
+from retrieval.errors import InvalidLabel
+from retrieval.evaluation import LabelledQuestion, parse_line
 from retrieval.rerankers.local import LocalReranker
 from retrieval.types import SourceDocument
 from tests.support.paths import CORPUS_DIR
@@ -154,7 +155,7 @@ def load_questions(path: Path = DEV_SET, fold: Fold | None = None) -> list[Quest
     checks a file.
 
     Raises:
-        LabelError: a line is not a labelled question, or lacks its kind or fold.
+        InvalidLabel: a line is not a labelled question, or lacks its kind or fold.
     """
     questions = []
     with path.open(encoding="utf-8") as lines:
@@ -164,9 +165,9 @@ def load_questions(path: Path = DEV_SET, fold: Fold | None = None) -> list[Quest
                 continue
             row = json.loads(line)
             if row.get("kind") not in KINDS:
-                raise LabelError(number, f'"kind" must be one of {", ".join(KINDS)}')
+                raise InvalidLabel(number, f'"kind" must be one of {", ".join(KINDS)}')
             if row.get("fold") not in FOLDS:
-                raise LabelError(number, '"fold" must be "tuning" or "test"')
+                raise InvalidLabel(number, '"fold" must be "tuning" or "test"')
             if fold is None or row["fold"] == fold:
                 questions.append(
                     Question(

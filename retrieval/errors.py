@@ -7,6 +7,7 @@
     │   ├── EmptyQuery          empty_query
     │   └── QueryTooLong        query_too_long
     ├── InvalidSearchParameter  (422) invalid_search_parameter
+    ├── InvalidLabel            (422) invalid_label
     └── DocumentNotIndexed      (500) document_not_indexed
 
 Each class docstring is its default message. Reranker failures are not errors:
@@ -65,6 +66,18 @@ class InvalidSearchParameter(RetrievalError):
     def __init__(self, name: str, value: object, rule: str) -> None:
         self.name = name
         super().__init__(f"{name}={value!r} is out of range: {rule}.")
+
+
+class InvalidLabel(RetrievalError):
+    """A line of a labelled-questions file is not a labelled question."""
+
+    code = "invalid_label"
+    status = 422
+
+    def __init__(self, line: int, reason: str) -> None:
+        self.line = line
+        self.reason = reason
+        super().__init__(f"line {line}: {reason}")
 
 
 class DocumentNotIndexed(RetrievalError):

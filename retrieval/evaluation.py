@@ -32,21 +32,13 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
+from retrieval.errors import InvalidLabel
 from retrieval.types import Hit, SearchResult
 
 CUTOFFS: tuple[int, ...] = (1, 3, 10)
 """The k of hit@k; a search for scoring must return at least ``max(CUTOFFS)`` passages."""
 
 TOP_K = max(CUTOFFS)
-
-
-class LabelError(ValueError):
-    """A line of a labelled-questions file is not a labelled question."""
-
-    def __init__(self, line: int, reason: str) -> None:
-        self.line = line
-        self.reason = reason
-        super().__init__(f"line {line}: {reason}")
 
 
 class LabelledQuestion(NamedTuple):
@@ -59,6 +51,8 @@ class LabelledQuestion(NamedTuple):
     pages: tuple[int, ...] = ()
     """1-based pages, any of which answers it; empty when unanswerable."""
     kind: str = ""
+    line: int = 0
+    """The line of the file it was read from (0: not read from a file)."""
 
     @property
     def answerable(self) -> bool:
@@ -69,16 +63,16 @@ def parse_line(text: str, line: int) -> LabelledQuestion | None:
     """One line of a labelled-questions file; ``None`` for a blank line.
 
     Raises:
-        LabelError: the line is not JSON, or not a labelled question (naming ``line``).
+        InvalidLabel: the line is not JSON, or not a labelled question (naming ``line``).
     """
     if not text.strip():
         return None
     try:
         row = json.loads(text)
     except json.JSONDecodeError as error:
-        raise LabelError(line, f"not JSON ({error.msg})") from None
+        raise InvalidLabel(line, f"not JSON ({error.msg})") from None
     if not isinstance(row, dict):
-        raise LabelError(line, "expected a JSON object")
+        raise InvalidLabel(line, "expected a JSON object")
     return from_mapping(row, line)
 
 
@@ -86,22 +80,22 @@ def from_mapping(row: Mapping[str, object], line: int) -> LabelledQuestion:
     """A labelled question from a decoded JSON object (``line`` names it in errors)."""
     question = row.get("question")
     if not isinstance(question, str) or not question.strip():
-        raise LabelError(line, '"question" must be a non-empty string')
+        raise InvalidLabel(line, '"question" must be a non-empty string')
     kind = row.get("kind", "")
     if not isinstance(kind, str):
-        raise LabelError(line, '"kind" must be a string')
+        raise InvalidLabel(line, '"kind" must be a string')
     answerable = row.get("answerable", True)
     if not isinstance(answerable, bool):
-        raise LabelError(line, '"answerable" must be true or false')
+        raise InvalidLabel(line, '"answerable" must be true or false')
     document = row.get("document")
     pages = row.get("pages")
     if not answerable:
         if document is not None or pages:
-            raise LabelError(line, 'an unanswerable question ("answerable": false) names no '
+            raise InvalidLabel(line, 'an unanswerable question ("answerable": false) names no '
                              '"document" or "pages"')  # fmt: skip
-        return LabelledQuestion(question.strip(), None, (), kind)
+        return LabelledQuestion(question.strip(), None, (), kind, line)
     if not isinstance(document, str) or not document.strip():
-        raise LabelError(
+        raise InvalidLabel(
             line, '"document" must name the answering document (or set "answerable": false)'
         )
     if (
@@ -109,18 +103,32 @@ def from_mapping(row: Mapping[str, object], line: int) -> LabelledQuestion:
         or not pages
         or not all(isinstance(p, int) and not isinstance(p, bool) and p >= 1 for p in pages)
     ):
-        raise LabelError(line, '"pages" must be a non-empty list of page numbers (1, 2, …)')
-    return LabelledQuestion(question.strip(), document, tuple(sorted(set(pages))), kind)
+        raise InvalidLabel(line, '"pages" must be a non-empty list of page numbers (1, 2, …)')
+    return LabelledQuestion(question.strip(), document, tuple(sorted(set(pages))), kind, line)
 
 
 def parse_lines(lines: Iterable[str]) -> list[LabelledQuestion]:
     """Every labelled question of a file's lines (blank lines skipped).
 
     Raises:
-        LabelError: for the first bad line, naming it (1-based).
+        InvalidLabel: for the first bad line, naming it (1-based).
     """
     parsed = (parse_line(text, number) for number, text in enumerate(lines, 1))
     return [question for question in parsed if question is not None]
+
+
+def parse_file(data: bytes) -> list[LabelledQuestion]:
+    """Every labelled question of a file's bytes (UTF-8, one JSON object a line).
+
+    Raises:
+        InvalidLabel: for the first bad line, naming it (1-based), a line that is not
+            UTF-8 text included.
+    """
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InvalidLabel(data[: error.start].count(b"\n") + 1, "not UTF-8 text") from None
+    return parse_lines(text.splitlines())
 
 
 class Outcome(NamedTuple):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from service.cli import (  # noqa: F401
     config,
     documents,
+    evaluation,
     extract,
     ingest,
     mcp,

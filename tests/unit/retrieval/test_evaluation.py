@@ -6,11 +6,12 @@ import math
 
 import pytest
 
+from retrieval.errors import InvalidLabel
 from retrieval.evaluation import (
-    LabelError,
     LabelledQuestion,
     answering_rank,
     outcome,
+    parse_file,
     parse_line,
     parse_lines,
     score,
@@ -39,9 +40,9 @@ def test_a_line_names_a_document_and_its_pages_or_says_it_is_unanswerable() -> N
     ]
     parsed = parse_lines(lines)
     assert parsed == [
-        LabelledQuestion("How many tracks?", "linn.pdf", (1, 3)),
-        LabelledQuestion("Warranty?", None, (), "near-miss"),
-        LabelledQuestion("Boiling points", None, ()),
+        LabelledQuestion("How many tracks?", "linn.pdf", (1, 3), "", 1),
+        LabelledQuestion("Warranty?", None, (), "near-miss", 3),
+        LabelledQuestion("Boiling points", None, (), "", 4),
     ]
     assert [q.answerable for q in parsed] == [True, False, False]
 
@@ -64,11 +65,19 @@ def test_a_line_names_a_document_and_its_pages_or_says_it_is_unanswerable() -> N
     ],
 )
 def test_a_bad_line_is_refused_naming_its_number(line: str, reason: str) -> None:
-    with pytest.raises(LabelError) as refused:
+    with pytest.raises(InvalidLabel) as refused:
         parse_lines(['{"question": "fine", "answerable": false}', line])
     assert refused.value.line == 2
     assert reason in refused.value.reason
     assert str(refused.value).startswith("line 2: ")
+
+
+def test_a_file_is_utf_8_and_a_line_that_is_not_is_named() -> None:
+    good = '\ufeff{"question": "Quanti elettori?", "document": "é.pdf", "pages": [1]}\n'.encode()
+    assert parse_file(good) == [LabelledQuestion("Quanti elettori?", "é.pdf", (1,), "", 1)]
+    with pytest.raises(InvalidLabel) as refused:
+        parse_file(b'{"question": "a", "answerable": false}\n\n{"question": "\xff"}\n')
+    assert (refused.value.line, refused.value.reason) == (3, "not UTF-8 text")
 
 
 def test_a_blank_line_is_no_question() -> None:
