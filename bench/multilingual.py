@@ -38,8 +38,8 @@ from bench.corpus_dev import load_documents, load_questions
 from retrieval.evaluation import answering_rank
 from retrieval.index import ChunkIndex
 from retrieval.rerankers.embedder import MiniLMEmbedder
-from retrieval.rerankers.fusion import rank_fusion
-from retrieval.rerankers.local import RANK_CONSTANT
+from retrieval.rerankers.fusion import linear_fusion
+from retrieval.rerankers.local import BM25_WEIGHT
 from retrieval.shortlist import shortlist
 from retrieval.types import Hit
 
@@ -120,8 +120,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         e5_cosine = e5.passage(cut) @ e5.query(question.question)
         for name, scores in (
             ("BM25", bm25),
-            ("MiniLM + BM25", rank_fusion(bm25, list(map(float, minilm_cosine)), k=RANK_CONSTANT)),
-            ("e5 + BM25", rank_fusion(bm25, list(map(float, e5_cosine)), k=RANK_CONSTANT)),
+            ("MiniLM + BM25", linear_fusion(bm25, list(map(float, minilm_cosine)), bm25_weight=BM25_WEIGHT)),
+            ("e5 + BM25", linear_fusion(bm25, list(map(float, e5_cosine)), bm25_weight=BM25_WEIGHT)),
         ):  # fmt: skip
             order = sorted(range(len(hits)), key=lambda n: (-scores[n], -bm25[n], n))
             rows[name].append(answering_rank(question.labelled, [hits[n] for n in order]))

@@ -54,7 +54,7 @@ class LocalOptions(TypedDict, total=False):
 
     model_path: Path | None
     tokenizer_path: Path | None
-    rank_constant: float
+    bm25_weight: float
     max_tokens: int
     batch_size: int
     intra_op_num_threads: int | None

@@ -68,23 +68,3 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[float]], *, k: float = 60
         for rank, index in enumerate(order, start=1):
             fused[index] += 1.0 / (k + rank)
     return fused
-
-
-
-def rank_fusion(bm25: Sequence[float], cosine: Sequence[float | None], *, k: float) -> list[float]:
-    """:func:`reciprocal_rank_fusion` of BM25 and cosine, for candidates some of which have no
-    cosine (not embedded before the deadline): those get the BM25 term only, so they can
-    still outrank candidates both rankings put low, but never by the model's say."""
-    if len(bm25) != len(cosine):
-        raise ValueError("bm25 and cosine must have one value per candidate")
-    if not k > 0:
-        raise ValueError("k must be above 0")
-    fused = [0.0] * len(bm25)
-    by_bm25 = sorted(range(len(bm25)), key=lambda index: (-bm25[index], index))
-    for rank, index in enumerate(by_bm25, start=1):
-        fused[index] += 1.0 / (k + rank)
-    scored = [index for index, value in enumerate(cosine) if value is not None]
-    by_cosine = sorted(scored, key=lambda index: (-(cosine[index] or 0.0), index))
-    for rank, index in enumerate(by_cosine, start=1):
-        fused[index] += 1.0 / (k + rank)
-    return fused

@@ -60,14 +60,3 @@ def test_circuit_opens_at_threshold_and_half_opens_after_cooldown() -> None:
     breaker.record_success()
     assert breaker.seconds_until_retry() == 0.0
     assert breaker.consecutive_failures == 0
-
-
-def test_rank_fusion_sums_reciprocal_ranks_and_gives_the_unscored_their_bm25_part() -> None:
-    from retrieval.rerankers.fusion import rank_fusion
-
-    fused = rank_fusion([10.0, 5.0, 1.0], [0.1, 0.9, 0.5], k=5.0)
-    assert fused == pytest.approx([1 / 6 + 1 / 8, 1 / 7 + 1 / 6, 1 / 8 + 1 / 7])
-    cold = rank_fusion([10.0, 5.0, 1.0], [None, 0.9, None], k=5.0)
-    assert cold == pytest.approx([1 / 6, 1 / 7 + 1 / 6, 1 / 8])
-    with pytest.raises(ValueError, match="k must"):
-        rank_fusion([1.0], [1.0], k=0.0)

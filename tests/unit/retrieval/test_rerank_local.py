@@ -16,7 +16,8 @@ import pytest
 
 from retrieval.relevance import EVIDENCE_FLOOR
 from retrieval.rerankers.embedder import DIMENSIONS, MiniLMEmbedder
-from retrieval.rerankers.local import RANK_CONSTANT, UNSCORED_WARNING, LocalReranker
+from retrieval.rerankers.fusion import min_max
+from retrieval.rerankers.local import BM25_WEIGHT, UNSCORED_WARNING, LocalReranker
 from retrieval.rerankers.vector_cache import VectorCache
 from retrieval.types import Candidate
 from tests.support.paths import REPO_DIR
@@ -121,10 +122,9 @@ def test_rerank_fuses_bm25_with_cosine_as_documented(
     result = shared.rerank(query, candidates, deadline=time.monotonic() + 30)
     query_vector = embedder.embed([query])[0]
     cosine = [float(query_vector @ embedder.embed([c.text])[0]) for c in candidates]
-    by_cosine = sorted(range(3), key=lambda i: -cosine[i])
     expected = [
-        1 / (RANK_CONSTANT + bm25_rank) + 1 / (RANK_CONSTANT + 1 + by_cosine.index(i))
-        for i, bm25_rank in enumerate((1, 2, 3))  # the candidates are in BM25 order
+        BM25_WEIGHT * b + (1 - BM25_WEIGHT) * c
+        for b, c in zip(min_max([c.bm25 for c in candidates]), min_max(cosine), strict=True)
     ]
     assert result.reranked
     assert result.unscored == ()
@@ -176,9 +176,10 @@ def test_cold_cache_answers_partially_by_the_deadline() -> None:
     )
     # Embedding goes in BM25 order, so the unscored are the BM25 tail...
     assert result.unscored == tuple(range(len(candidates) - len(result.unscored), len(candidates)))
-    # ...and their score is the BM25 part alone (the candidates are in BM25 order).
+    # ...and their score is the BM25 part alone.
+    bm25_part = min_max([c.bm25 for c in candidates])
     for index in result.unscored:
-        assert result.scores[index] == pytest.approx(1 / (RANK_CONSTANT + 1 + index))
+        assert result.scores[index] == pytest.approx(BM25_WEIGHT * bm25_part[index])
     assert reranker.passages_embedded == len(candidates) - len(result.unscored)
 
 

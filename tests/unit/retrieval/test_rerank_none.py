@@ -34,11 +34,11 @@ def test_no_reranker_of_nothing_is_empty() -> None:
 
 def test_make_reranker_builds_each_kind_by_name() -> None:
     none = make_reranker("none")
-    local = make_reranker("local", rank_constant=10.0)
+    local = make_reranker("local", bm25_weight=0.5)
     cohere = make_reranker("cohere", api_key="k", base_url="http://127.0.0.1:9")
     assert isinstance(none, NoReranker)
     assert isinstance(local, LocalReranker)
-    assert local.rank_constant == 10.0
+    assert local.bm25_weight == 0.5
     assert isinstance(cohere, CohereReranker)
     cohere.close()
     assert (none.name, local.name, cohere.name) == ("none", "local", "cohere")
