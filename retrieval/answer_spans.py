@@ -21,7 +21,7 @@ import threading
 from collections.abc import Collection, Sequence
 
 from retrieval.shortlist import TermMatrix, lucene_idf
-from retrieval.tokenize import Tokenizer, is_cjk_run, words_of
+from retrieval.tokenize import Tokenizer, ascii_words, is_cjk_run, words_of
 
 Span = tuple[int, int]
 MAX_SPANS = 2
@@ -124,23 +124,28 @@ def answer_spans(
     (:func:`retrieval.highlights.matched_words`: casefolded words, or CJK bigrams), so only
     their few terms are looked up, never every word of the passage.
     """
-    wanted: dict[str, str] = {}
-    for word in marked:
-        word_terms = tokenizer.query_terms(word)
-        if word_terms and word_terms[0] in weights:
-            wanted[word] = word_terms[0]
+    terms = tokenizer.query_terms(" ".join(marked))
+    if len(terms) != len(marked):  # one term a marked word, always; else look each up
+        terms = [next(iter(tokenizer.query_terms(word)), "") for word in marked]
+    wanted = {word: term for word, term in zip(marked, terms, strict=True) if term in weights}
     if not wanted:
         return ()
     spans = sentences(text)
-    cjk = [word for word in wanted if is_cjk_run(word)]
     held: list[set[str]] = []
-    for start, end in spans:
-        words = words_of(text[start:end])
-        terms = {wanted[word] for word in wanted.keys() & set(words)}
-        if cjk:
-            joined = "".join(word for word in words if is_cjk_run(word))
-            terms.update(wanted[bigram] for bigram in cjk if bigram in joined)
-        held.append(terms)
+    if text.isascii():
+        lowered = text.lower()
+        for start, end in spans:
+            found = wanted.keys() & set(ascii_words(lowered, start, end))
+            held.append({wanted[word] for word in found})
+    else:
+        cjk = [word for word in wanted if is_cjk_run(word)]
+        for start, end in spans:
+            words = words_of(text[start:end])
+            sentence_terms = {wanted[word] for word in wanted.keys() & set(words)}
+            if cjk:
+                joined = "".join(word for word in words if is_cjk_run(word))
+                sentence_terms.update(wanted[bigram] for bigram in cjk if bigram in joined)
+            held.append(sentence_terms)
     chosen = _pick(held, weights, limit)
     return tuple(spans[index] for index in sorted(chosen))
 

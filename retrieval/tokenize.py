@@ -324,7 +324,8 @@ class Tokenizer:
             with self._lock:
                 stemmed = self._stemmer.stemWords(kept)
             if self.folds_derivation:
-                stemmed = [fold_derivation(stem) for stem in stemmed]
+                ends = _DERIVATION_ENDS
+                stemmed = [fold_derivation(s) if s[-1:] in ends else s for s in stemmed]
             stems = dict(zip(kept, stemmed, strict=True))
         else:
             stems = dict(zip(kept, kept, strict=True))
@@ -373,6 +374,12 @@ def words_of(text: str) -> list[str]:
     """The words and CJK runs of ``text``, normalised (NFKC, casefolded), in order."""
     normalised, has_cjk = _normalise(text)
     return _words(normalised, has_cjk)
+
+
+def ascii_words(lowered: str, start: int, end: int) -> list[str]:
+    """The words of ``lowered[start:end]``, for lowercased ASCII text (the words
+    :func:`words_of` gives it, found without copying or normalising the slice)."""
+    return _ASCII_WORD_RE.findall(lowered, start, end)
 
 
 def is_cjk_run(word: str) -> bool:
