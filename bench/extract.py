@@ -15,7 +15,8 @@ are that method's alone; CPU counts the process and all its children):
 * ``one child``: :func:`extract.extract_in_sandbox`, one sandbox child with the
   layout time budget (the path every document took before parallel parts);
 * ``parallel``: :class:`extract.SandboxPool` with its defaults (parts of 16
-  pages, one child per CPU core);
+  pages; ``--workers`` part children at a time, by default one per two CPU cores,
+  ``extract.pdf_ranges.default_workers``);
 * ``pymupdf4llm``: pymupdf4llm's layout mode over the whole document in one process.
 
 ``ingest`` -- ``shortlist ingest`` (a real CLI run against a fresh database) of
@@ -24,7 +25,7 @@ including the command's start.
 
 Usage::
 
-    .venv/bin/python bench/extract.py [--suites papers long ingest] [--runs N]
+    .venv/bin/python bench/extract.py [--suites papers long ingest] [--runs N] [--workers N]
 
 Prints the command, the machine and Markdown tables. Wall time suffers on a
 busy machine; CPU seconds are the steadier figure.
@@ -94,8 +95,11 @@ def _long_document(name: str, pages: int) -> bytes:
     return data
 
 
-def _run_long(method: str, name: str, pages_wanted: str, ocr_engine: str) -> dict[str, Any]:
-    """Worker side: extract one long PDF with ``method`` (Shortlist's OCR engine ``ocr_engine``)."""
+def _run_long(
+    method: str, name: str, pages_wanted: str, ocr_engine: str, workers: str
+) -> dict[str, Any]:
+    """Worker side: extract one long PDF with ``method`` (Shortlist's OCR engine
+    ``ocr_engine``; ``workers`` part children for ``parallel``, ``0`` for the default)."""
     import pymupdf
 
     data = _long_document(name, int(pages_wanted))
@@ -118,7 +122,7 @@ def _run_long(method: str, name: str, pages_wanted: str, ocr_engine: str) -> dic
         if method == "one child":
             extraction = extract_in_sandbox(data, "long.pdf", None, limits=limits)
         else:
-            with SandboxPool(spares=0) as pool:
+            with SandboxPool(spares=0, workers=int(workers) or None) as pool:
                 extraction = pool.extract(data, "long.pdf", None, limits=limits)
         pages, plain = extraction.page_count, _plain_pages(extraction.warnings)
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -306,7 +310,10 @@ def main() -> None:
     parser.add_argument("--ocr", choices=["off", "auto"], default="off",
                         help="long suite: Shortlist's OCR engine (off compares layout work with "
                              "pymupdf4llm, which recognises nothing)")  # fmt: skip
-    parser.add_argument("--long-worker", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--workers", type=int, default=0,
+                        help="long suite: part children of the parallel method (default: one "
+                             "per two CPU cores, as SandboxPool)")  # fmt: skip
+    parser.add_argument("--long-worker", nargs=5, help=argparse.SUPPRESS)
     parser.add_argument("files", nargs="*", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.worker:
@@ -331,13 +338,12 @@ def main() -> None:
             rows.append(_median_run([_measure(method, paths) for _ in range(arguments.runs)]))
         print(_table(rows) + "\n")
     if "long" in arguments.suites:
+        long_options = [str(arguments.pages), arguments.ocr, str(arguments.workers)]
         rows = []
         for name in (LONG_MANUAL, PAPER_LIKE):
             for method in arguments.long_methods:
                 runs = [
-                    _in_fresh_process(
-                        ["--long-worker", method, name, str(arguments.pages), arguments.ocr]
-                    )
+                    _in_fresh_process(["--long-worker", method, name, *long_options])
                     for _ in range(arguments.runs)
                 ]
                 rows.append(_median_run(runs))

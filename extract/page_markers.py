@@ -4,8 +4,8 @@ Extracted Markdown opens each page with a marker line ``<!-- page N -->``
 (N 1-based). This module owns that format: :func:`page_marker` writes the
 line, :func:`find_page_markers` finds marker lines, :func:`neutralise_page_markers`
 disarms look-alikes in uploaded text, and :func:`slice_pages` reads a page
-range. The extractor, the chunker, the page-range reader and the MCP tools all
-use it, so what one of them takes for a page break every other one does too.
+range; :func:`page_at` says which page an offset is on. The extractor, the chunker,
+``shortlist tune``'s question sampler, the page-range reader and the MCP tools all use it, so what one of them takes for a page break every other one does too.
 
 A reader accepts a marker line with spaces or tabs around its parts
 (``  <!--  page 7 -->``), and a "line" is what :meth:`str.splitlines` says it
@@ -16,13 +16,14 @@ text it was given, so an upload cannot fake a page break.
 It lives in ``extract/`` because the extractor is the producer of the format
 and ``retrieval/`` its consumer: ``retrieval`` may import from ``extract``
 (both stay free of ``service/``), never the reverse. The module itself
-imports only :mod:`re`.
+imports only :mod:`re` and :mod:`bisect`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "find_page_markers",
     "is_page_marker",
     "neutralise_page_markers",
+    "page_at",
     "page_marker",
     "slice_pages",
     "without_page_markers",
@@ -74,6 +76,17 @@ def find_page_markers(markdown: str) -> list[PageMarker]:
         if "<!--" in content and (match := _MARKER.fullmatch(content)):
             markers.append(PageMarker(position, position + len(line), int(match[1])))
     return markers
+
+
+def page_at(markers: Sequence[PageMarker], offset: int) -> int:
+    """The page the character at ``offset`` is on, given the text's markers (as
+    :func:`find_page_markers` lists them); text before the first marker is page 1."""
+    index = bisect_right(markers, offset, key=_marker_start) - 1
+    return markers[index].page if index >= 0 else 1
+
+
+def _marker_start(marker: PageMarker) -> int:
+    return marker.start
 
 
 def neutralise_page_markers(text: str) -> str:

@@ -433,40 +433,40 @@ def join_pdf_parts(
     if position != page_count or page_count == 0:
         raise CorruptDocumentError("The parts of this PDF do not cover all its pages")
 
-    def joined(field: str) -> list[int]:
-        return [index for part in ordered for index in getattr(part, field)]
+    def joined(pages: Callable[[PdfPart], tuple[int, ...]]) -> list[int]:
+        return [index for part in ordered for index in pages(part)]
 
-    unreadable = joined("unreadable")
+    unreadable = joined(lambda part: part.unreadable)
     if len(unreadable) == page_count:
         raise CorruptDocumentError(f"No page of this PDF could be read: {ordered[0].read_error}")
     notes = [*warnings]
     recognition = OcrResult.combined([part.ocr for part in ordered])
     readable = page_count - len(unreadable)
-    scanned = _scans(joined("scanned"), recognition)
+    scanned = _scans(joined(lambda part: part.scanned), recognition)
     notes.extend(_check_scans(scanned, page_count, readable, limits, _scan_reason(recognition)))
     notes.extend(recognition.warnings())
     if unreadable:
         first_error = next(part.read_error for part in ordered if part.unreadable)
         notes.append(f"Page {_numbers(unreadable)} could not be read ({first_error})")
-    over_budget = joined("over_budget")
+    over_budget = joined(lambda part: part.over_budget)
     if over_budget:
         notes.append(
             f"Layout analysis used up its {limits.layout_budget():g} s budget; page "
             f"{_numbers(over_budget)} extracted as plain text (no tables or headings)"
         )
-    beyond = joined("beyond_page_budget")
+    beyond = joined(lambda part: part.beyond_page_budget)
     if beyond:
         notes.append(
             f"Layout analysis covers the first {limits.layout_max_pages} pages; page "
             f"{_numbers(beyond)} extracted as plain text (no tables or headings)"
         )
-    failed = joined("failed")
+    failed = joined(lambda part: part.failed)
     if failed:
         failure = next(part.layout_failure for part in ordered if part.failed)
         notes.append(
             f"Layout analysis failed ({failure}); page {_numbers(failed)} extracted as plain text"
         )
-    dropped = joined("dropped_text")
+    dropped = joined(lambda part: part.dropped_text)
     if dropped:
         notes.append(
             f"Layout analysis missed most of the text layer on page "

@@ -8,18 +8,14 @@ it whole when it is short; the pages are then cut into consecutive ranges of
 recognition where needed and layout analysis,
 ``workers`` at a time; :func:`extract.pdf.join_pdf_parts` joins the parts with
 the document's page markers and offsets, and its warnings name every page that
-fell back to plain text. Parts travel between processes as JSON.
+fell back to plain text. Parts travel between processes as JSON (:mod:`extract.wire`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any
 
-from extract.errors import CorruptDocumentError
-from extract.ocr import OcrResult
-from extract.pdf import PdfPart
 from extract.types import ExtractionLimits, Kind
 
 IN_PROCESS_KINDS: frozenset[Kind] = frozenset({"markdown", "text", "csv", "html"})
@@ -60,28 +56,3 @@ def part_limits(limits: ExtractionLimits, timeout: float) -> ExtractionLimits:
         timeout_seconds=timeout,
         layout_budget_seconds=PART_LAYOUT_SHARE * timeout if budget is None else budget,
     )
-
-
-def part_from_payload(payload: dict[str, Any]) -> PdfPart:
-    """A part as a child sent it (JSON), checked field by field."""
-    try:
-        return PdfPart(
-            page_count=int(payload["page_count"]),
-            start=int(payload["start"]),
-            bodies=tuple(str(body) for body in payload["bodies"]),
-            scanned=_indexes(payload["scanned"]),
-            ocr=OcrResult.from_payload(payload["ocr"]),
-            unreadable=_indexes(payload["unreadable"]),
-            read_error=str(payload["read_error"]),
-            over_budget=_indexes(payload["over_budget"]),
-            beyond_page_budget=_indexes(payload["beyond_page_budget"]),
-            failed=_indexes(payload["failed"]),
-            layout_failure=str(payload["layout_failure"]),
-            dropped_text=_indexes(payload["dropped_text"]),
-        )
-    except (AttributeError, KeyError, TypeError, ValueError) as exc:
-        raise CorruptDocumentError(f"The extractor answered with a malformed part ({exc})") from exc
-
-
-def _indexes(values: Any) -> tuple[int, ...]:
-    return tuple(int(value) for value in values)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import dataclasses
 import json
 import os
 import selectors
@@ -60,11 +59,11 @@ from extract.pdf_ranges import (
     PAGES_PER_PART,
     SPLIT_MIN_PAGES,
     default_workers,
-    part_from_payload,
     part_limits,
     part_ranges,
 )
-from extract.types import KINDS, Extraction, ExtractionLimits, Progress
+from extract.types import Extraction, ExtractionLimits, Progress
+from extract.wire import from_wire, to_wire
 
 DOCUMENTS_PER_CHILD = 50
 """Requests a pooled child serves before it is replaced, by default."""
@@ -94,23 +93,6 @@ def timed_out(seconds: float) -> ExtractionTimeout:
     return ExtractionTimeout(
         f"Reading this document took longer than {seconds:g} s and was stopped; try a smaller file"
     )
-
-
-def _extraction_from_payload(payload: dict[str, Any]) -> Extraction:
-    try:
-        kind = payload["kind"]
-        if kind not in KINDS:
-            raise CorruptDocumentError(f"The extractor answered with an unknown kind {kind!r}")
-        return Extraction(
-            markdown=str(payload["markdown"]),
-            page_count=int(payload["page_count"]),
-            page_offsets=tuple(int(offset) for offset in payload["page_offsets"]),
-            kind=kind,
-            warnings=tuple(str(warning) for warning in payload["warnings"]),
-            ocr_pages=tuple(int(page) for page in payload.get("ocr_pages", ())),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CorruptDocumentError(f"The extractor answered with a malformed text ({exc})") from exc
 
 
 class _Child:
@@ -273,7 +255,7 @@ def _header(
         "op": op,
         "filename": filename,
         "content_type": content_type,
-        "limits": dataclasses.asdict(limits),
+        "limits": to_wire(limits),
         **more,
     }
 
@@ -302,7 +284,7 @@ def extract_in_sandbox(
         answer = child.request(header, data, limits, limits.timeout_seconds)
     finally:
         child.close()
-    return _extraction_from_payload(_field(answer, "extraction"))
+    return from_wire(_field(answer, "extraction"), Extraction, "text")
 
 
 class SandboxPool:
@@ -381,7 +363,7 @@ class SandboxPool:
         answer = self._run(header, data, limits, limits.timeout_seconds, progress)
         self.warm()
         if "extraction" in answer:
-            return _extraction_from_payload(_field(answer, "extraction"))
+            return from_wire(_field(answer, "extraction"), Extraction, "text")
         plan = _field(answer, "plan")
         page_count = int(plan["page_count"])
         left_out = [int(index) for index in plan["ocr_left_out"]]
@@ -390,11 +372,12 @@ class SandboxPool:
 
         def read_part(pages: range) -> PdfPart:
             def on_progress(pages_done: int, _pages: int) -> None:
+                # Told under the lock: parts finish pages in any order, and a total counted
+                # before another part's must not be reported after it (it would step back).
                 with done_lock:
                     done[pages.start] = max(done.get(pages.start, 0), pages_done)
-                    total = sum(done.values())
-                if progress is not None:
-                    progress(total, page_count)
+                    if progress is not None:
+                        progress(sum(done.values()), page_count)
 
             def attempt(**more: Any) -> PdfPart:
                 remaining = started + limits.timeout_ceiling_seconds - time.monotonic()
@@ -408,7 +391,7 @@ class SandboxPool:
                     filename, content_type, own, "part", pages=span, ocr_left_out=skipped, **more
                 )
                 answer = self._run(header, data, own, timeout, on_progress)
-                return part_from_payload(_field(answer, "part"))
+                return from_wire(_field(answer, "part"), PdfPart, "part")
 
             try:
                 return attempt()

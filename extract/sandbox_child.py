@@ -18,7 +18,6 @@ exits quietly.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import json
 import os
@@ -32,6 +31,7 @@ from extract.errors import DocumentTooLargeError, ExtractionError, UnsupportedFo
 from extract.pdf import extract_pdf_part, survey_pdf
 from extract.sandbox import too_large
 from extract.types import ExtractionLimits
+from extract.wire import from_wire, to_wire
 
 
 def _cap_memory(memory_mb: int) -> None:
@@ -45,7 +45,7 @@ def _cap_memory(memory_mb: int) -> None:
 
 
 def _answer(header: dict[str, Any], data: bytes, out: IO[bytes]) -> dict[str, Any]:
-    limits = ExtractionLimits.from_payload(header["limits"])
+    limits = from_wire(header["limits"], ExtractionLimits, "request")
     filename, content_type = header["filename"], header["content_type"]
 
     def progress(pages_done: int, pages: int) -> None:
@@ -64,7 +64,7 @@ def _answer(header: dict[str, Any], data: bytes, out: IO[bytes]) -> dict[str, An
                 layout_failure=header.get("layout_failure"),
                 ocr_left_out=[int(index) for index in header.get("ocr_left_out", ())],
             )
-            return {"part": dataclasses.asdict(part)}
+            return {"part": to_wire(part)}
         if op == "plan":
             kind, warnings = detect_kind(data, filename, content_type)
             if kind == "pdf":
@@ -85,7 +85,7 @@ def _answer(header: dict[str, Any], data: bytes, out: IO[bytes]) -> dict[str, An
         return {"error": exc.to_payload()}
     except MemoryError:
         return {"error": too_large(limits).to_payload()}
-    return {"extraction": dataclasses.asdict(extraction)}
+    return {"extraction": to_wire(extraction)}
 
 
 _PDF_LIBRARIES = ("pymupdf", "pymupdf4llm")

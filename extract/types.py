@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 Kind = Literal[
     "pdf",
@@ -81,15 +81,6 @@ class ExtractionLimits:
     """A PDF whose share of pages without text (after OCR) is above this is refused as a scan."""
     ocr: OcrOptions = field(default_factory=OcrOptions)
     """Text recognition for pages without a usable text layer, and for images."""
-
-    @classmethod
-    def from_payload(cls, payload: dict[str, Any]) -> ExtractionLimits:
-        """Rebuild limits from :func:`dataclasses.asdict` output (the sandbox header)."""
-        fields = dict(payload)
-        ocr = dict(fields.pop("ocr", None) or {})
-        if "languages" in ocr:
-            ocr["languages"] = tuple(ocr["languages"])
-        return cls(**fields, ocr=OcrOptions(**ocr))
 
     def layout_budget(self) -> float:
         """The layout engine's time budget in seconds."""

@@ -30,10 +30,10 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from typing import NamedTuple
 
-from extract.page_markers import PageMarker, find_page_markers, is_page_marker
+from extract.page_markers import PageMarker, find_page_markers, is_page_marker, page_at
 from retrieval.types import Chunk, passage_text
 
 CHUNKER_VERSION = 3
@@ -85,8 +85,8 @@ def chunk_markdown(
     chunks: list[Chunk] = []
     for start, end, prefix, heading in _pack(pieces, chunk_size, marker_starts):
         text = prefix + _without_markers(markdown, start, end, markers, marker_starts)
-        first = _page_at(markers, marker_starts, start)
-        last = _page_at(markers, marker_starts, end - 1)
+        first = page_at(markers, start)
+        last = page_at(markers, end - 1)
         chunks.append(
             Chunk(
                 id=f"{document_id}:{len(chunks)}",
@@ -101,12 +101,6 @@ def chunk_markdown(
             )
         )
     return chunks
-
-
-def _page_at(markers: list[PageMarker], marker_starts: list[int], offset: int) -> int:
-    """The page an offset is on; text before the first marker is page 1."""
-    index = bisect_right(marker_starts, offset) - 1
-    return markers[index].page if index >= 0 else 1
 
 
 def _without_markers(

@@ -43,8 +43,11 @@ def document_title(markdown: str) -> str:
 
 
 def informative_name(name: str) -> str:
-    """The file name's words, minus its extension, numbering and words like ``test`` or ``scan``."""
-    stem = re.sub(r"\.[A-Za-z0-9]{1,5}$", "", name)
+    """The file name's words, minus its extension, numbering and words like ``test`` or ``scan``.
+
+    Only the file's own name is read: a document named with the folders it came from
+    (``papers/2019/notes.md``) reads as ``notes``, as it did before names held folders."""
+    stem = re.sub(r"\.[A-Za-z0-9]{1,5}$", "", name.rsplit("/", 1)[-1])
     words = [
         word
         for word in _NAME_WORD_RE.findall(stem)

@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
+from extract.page_markers import find_page_markers, page_at
 from retrieval.index import ChunkIndex
 from retrieval.pipeline import search
 from retrieval.rerankers.base import Reranker
@@ -89,6 +90,7 @@ def sample_questions(
         ("table row", _ROW_RE),
     )
     for doc in documents:
+        markers = find_page_markers(doc.markdown)
         for kind, pattern in patterns:
             for match in pattern.finditer(doc.markdown):
                 text = (match.group(1) if kind == "heading" else match.group(0)).strip()
@@ -100,7 +102,7 @@ def sample_questions(
                     text = " ".join(cell.strip() for cell in text.strip("|").split("|"))
                     if len(text) < 20 or set(text) <= set("-: "):
                         continue
-                page = doc.markdown.count("<!-- page ", 0, match.start()) or 1
+                page = page_at(markers, match.start())
                 pools[kind].append(TuneQuestion(text, kind, doc.id, page))
     rng = random.Random(seed)  # noqa: S311 - sampling questions, not security
     for pool in pools.values():

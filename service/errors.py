@@ -10,7 +10,8 @@ A subclass's docstring is its default message::
     ├── InvalidRequest (400)
     │   ├── EmptyName
     │   ├── InvalidPageRange
-    │   └── InvalidContentType
+    │   ├── InvalidContentType
+    │   └── FileUnreadable (a local file the CLI was given)
     ├── NotAuthenticated (401)
     ├── TokenReadOnly (403)
     ├── RequestTimedOut (408)
@@ -28,12 +29,15 @@ A subclass's docstring is its default message::
     │   └── ServiceUnreachable (the CLI's client found no service at the URL)
     ├── BlobStoreError and its tree (service/storage/blobs/errors.py)
     ├── EmbeddedPostgresUnavailable and its tree (service/storage/embedded_pg/errors.py; under ServiceUnavailable)
-    └── ComponentError (an error of extract/ or retrieval/, carried with its own status and code)
+    └── ComponentError (an error of retrieval/, or one a service answered the CLI's client,
+                        carried with its own status and code)
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from retrieval.errors import RetrievalError
 
 
 class ShortlistError(Exception):
@@ -79,6 +83,16 @@ class InvalidContentType(InvalidRequest):
     """The content type must be a media type such as `application/pdf` or `text/plain; charset=utf-8`."""
 
     code = "invalid_content_type"
+
+
+class FileUnreadable(InvalidRequest):
+    """A local file could not be read (gone, not permitted, or a read error); the other files
+    of the command carry on."""
+
+    code = "file_unreadable"
+
+    def __init__(self, path: object, error: OSError) -> None:
+        super().__init__(f"Cannot read {path}: {error.strerror or error}", path=str(path))
 
 
 class NotAuthenticated(ShortlistError):
@@ -301,7 +315,8 @@ class DatabaseUnavailable(ServiceUnavailable):
 
 
 class ComponentError(ShortlistError):
-    """An error raised by extract/ or retrieval/, carried with its own status and code."""
+    """An error of the retrieval core, or one a running service answered the CLI's client,
+    carried with its own status and code."""
 
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
@@ -310,16 +325,16 @@ class ComponentError(ShortlistError):
 
 
 def as_shortlist_error(exc: BaseException) -> ShortlistError | None:
-    """The error as users see it, for any error that knows its ``status`` and ``code``.
+    """The error as users see it: a :class:`ShortlistError` as it is, an error of the retrieval
+    core (which carries its own ``status`` and ``code``) as a :class:`ComponentError`, and
+    ``None`` for anything else (an internal error).
 
-    The pure packages keep their own error trees (``extract.errors``,
-    ``retrieval.errors``); this is where they meet the service's.
+    The pure packages keep their own error trees; this is where ``retrieval.errors`` meets the
+    service's. Extraction errors never reach a door as errors: a document's failure is
+    recorded on the document (``service/services/extraction.py``).
     """
     if isinstance(exc, ShortlistError):
         return exc
-    status = getattr(exc, "status", None)
-    code = getattr(exc, "code", None)
-    if isinstance(status, int) and isinstance(code, str):
-        message = getattr(exc, "message", None) or str(exc) or code
-        return ComponentError(status, code, str(message))
+    if isinstance(exc, RetrievalError):
+        return ComponentError(exc.status, exc.code, exc.message)
     return None

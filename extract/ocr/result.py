@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from extract.markdown import page_ranges
 
@@ -40,30 +39,6 @@ class OcrResult:
             merged.first_failure = merged.first_failure or result.first_failure
             merged.seconds += result.seconds
         return merged
-
-    @classmethod
-    def from_payload(cls, payload: dict[str, Any]) -> OcrResult:
-        """Rebuild a result from :func:`dataclasses.asdict` output sent as JSON.
-
-        Raises:
-            KeyError, TypeError, ValueError: the payload is malformed.
-        """
-
-        def indexes(name: str) -> list[int]:
-            return [int(index) for index in payload[name]]
-
-        return cls(
-            engine=None if payload["engine"] is None else str(payload["engine"]),
-            unavailable=None if payload["unavailable"] is None else str(payload["unavailable"]),
-            texts={int(index): str(text) for index, text in payload["texts"].items()},
-            illegible=indexes("illegible"),
-            over_page_budget=indexes("over_page_budget"),
-            over_time_budget=indexes("over_time_budget"),
-            failed=indexes("failed"),
-            first_failure=str(payload["first_failure"]),
-            max_pages=int(payload["max_pages"]),
-            seconds=float(payload["seconds"]),
-        )
 
     @property
     def recognised_pages(self) -> tuple[int, ...]:

@@ -156,6 +156,7 @@ class LocalReranker:
         self._query_vectors: OrderedDict[str, Vector] = OrderedDict()
         self._load_error: str | None = None
         self._load_lock = threading.Lock()
+        self._warm_lock = threading.Lock()
         self._stats_lock = threading.Lock()
         self._seconds_per_passage: float | None = None
         """Running estimate of one passage's embedding time; ``None`` until first measured."""
@@ -182,10 +183,13 @@ class LocalReranker:
             return self._embedder
 
     def _load_warm_session(self) -> MiniLMEmbedder | None:
-        """The warm-up's own session (same model, ``warm_threads`` threads)."""
+        """The warm-up's own session (same model, ``warm_threads`` threads).
+
+        Built under a lock of its own: a query needs only the main session, so it never
+        waits behind the warm-up's."""
         if self.load() is None:
             return None
-        with self._load_lock:
+        with self._warm_lock:
             if self._warm_embedder is None:
                 try:
                     self._warm_embedder = self._new_embedder(self.warm_threads)

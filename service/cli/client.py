@@ -123,14 +123,17 @@ class ShortlistClient:
         project_id: str,
         path: Path,
         *,
+        name: str | None = None,
         on_progress: ProgressCallback | None = None,
         sync: dict[str, Any] | None = None,
         replaces: str | None = None,
     ) -> dict[str, Any]:
         """Grant, send, register; returns the document (status pending).
 
-        ``replaces`` (a document id) makes the file that document's new original instead of a
-        new document; ``sync`` records the synced-folder file it mirrors.
+        ``name`` is the document's (the file's own name when not given; a file of a folder is
+        named by its path under it). ``replaces`` (a document id) makes the file that
+        document's new original instead of a new document (``name`` is then that document's);
+        ``sync`` records the synced-folder file it mirrors.
         """
         size = path.stat().st_size
         content_type = mimetypes.guess_type(path.name)[0]
@@ -140,7 +143,7 @@ class ShortlistClient:
                 "/api/uploads",
                 json={
                     "project_id": project_id,
-                    "filename": path.name,
+                    "filename": name or path.name,
                     "content_type": content_type,
                     "size": size,
                     "replaces": replaces,

@@ -34,23 +34,24 @@ from service.storage.db import connection
 def ingest(
     paths: tuple[Path, ...], project_name: str, user_name: str | None, as_json: bool
 ) -> None:
-    """Extract files (and the supported files in folders) and store them in a project
+    """Extract files (and the supported files in folders, named by their path in the folder;
+    `.shortlistignore`, dot-files, lock files and links skipped) and store them in a project
     directly (no upload, no queue)."""
-    from service.cli.files import expand_paths
+    from service.services.folders import expand_paths
     from service.services.ingest import Ingested, ingest_files
 
     async def work(runtime: Runtime) -> list[Ingested]:
         principal = await acting_user(runtime, user_name)
         async with connection(runtime.pool) as conn:
             target = await projects.resolve_project(conn, principal.user_id, project_name)
-        return await ingest_files(runtime, target, list(expand_paths(paths)))
+        return await ingest_files(runtime, target, expand_paths(paths))
 
     results = run_with_runtime(get_settings(), work)
     entries: list[dict[str, Any]] = []
     for item in results:
         if item.error is not None:
             entries.append(
-                file_entry(item.path.name, None, "error", (item.error.code, item.error.message))
+                file_entry(item.name, None, "error", (item.error.code, item.error.message))
             )
             continue
         assert item.document is not None and item.outcome is not None

@@ -19,7 +19,8 @@ import anyio
 import anyio.to_thread
 
 from service.cli.client import ShortlistClient
-from service.services.folder_sync import Found, Report, Settled, Synced, sync
+from service.services.folder_sync import Report, Settled, Synced, sync
+from service.services.folders import Found
 
 #: Seconds between looks at a document whose extraction has not settled.
 POLL_SECONDS = 0.25
@@ -64,20 +65,20 @@ class RemoteTarget:
         await anyio.to_thread.run_sync(call)
 
     async def add(self, item: Found, sha: str) -> Settled:
-        return await self._store(item, sha, replaces=None)
+        return await self._store(item, sha, name=item.key, replaces=None)
 
     async def replace(self, document: Synced, item: Found, sha: str) -> Settled:
-        return await self._store(item, sha, replaces=str(document.id))
+        return await self._store(item, sha, name=document.name, replaces=str(document.id))
 
     async def remove(self, document: Synced) -> None:
         await anyio.to_thread.run_sync(self.client.delete_document, str(document.id))
 
-    async def _store(self, item: Found, sha: str, *, replaces: str | None) -> Settled:
+    async def _store(self, item: Found, sha: str, *, name: str, replaces: str | None) -> Settled:
         mirrored = {"path": item.key, "sha256": sha, "size": item.size, "mtime_ns": item.mtime_ns}
 
         def call() -> dict[str, Any]:
             document = self.client.upload(
-                self.project_id, item.path, sync=mirrored, replaces=replaces
+                self.project_id, item.path, name=name, sync=mirrored, replaces=replaces
             )
             return self.client.wait(
                 document["id"], timeout=self.wait_seconds, interval=POLL_SECONDS

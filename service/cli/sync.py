@@ -63,9 +63,10 @@ def sync(
     SHORTLIST_TOKEN set (and no --user) it syncs with the running service; otherwise with
     the local database. Exits 2 if any file failed."""
     from service.services import folder_sync
+    from service.services.folders import roots_of
 
     settings = get_settings()
-    roots = folder_sync.roots_of(folders)
+    roots = roots_of(folders)
     if settings.token is not None and user_name is None:
         from service.cli.remote_sync import sync_remote
 

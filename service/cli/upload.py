@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import click
 
@@ -19,7 +19,8 @@ from service.cli.plumbing import (
     project_option,
     report_files,
 )
-from service.errors import InvalidRequest, ShortlistError
+from service.errors import FileUnreadable, InvalidRequest, ShortlistError
+from service.services.folders import NamedFile
 from service.settings import get_settings
 
 
@@ -51,11 +52,11 @@ def upload(
     concurrency: int | None,
     as_json: bool,
 ) -> None:
-    """Upload files (and the supported files in folders) to a running service through the
+    """Upload files (and the supported files in folders, named by their path in the folder;
+    `.shortlistignore`, dot-files, lock files and links skipped) to a running service through the
     grant flow, several at a time, showing each file's state as it is sent and extracted."""
     from service.cli.client import ShortlistClient
-    from service.cli.files import expand_paths
-    from service.cli.upload_board import UploadBoard
+    from service.services.folders import expand_paths
 
     settings = get_settings()
     if settings.token is None:
@@ -64,19 +65,53 @@ def upload(
         )
     token = settings.token.get_secret_value()
     base_url = url or settings.public_url
-    files = list(expand_paths(paths))
+    files = expand_paths(paths)
     with ShortlistClient(base_url, token) as client:
         target = client.resolve_project(project_name)
-    board = UploadBoard([path.name for path in files], sys.stderr, live=sys.stderr.isatty())
+    entries = send_files(
+        base_url,
+        token,
+        str(target["id"]),
+        files,
+        wait=wait,
+        concurrency=concurrency or settings.client.upload_concurrency,
+    )
+    report_files(entries, as_json=as_json)
+
+
+def send_files(
+    base_url: str,
+    token: str,
+    project_id: str,
+    files: list[NamedFile],
+    *,
+    wait: bool,
+    concurrency: int,
+    stream: IO[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Upload ``files`` under their names, ``concurrency`` at a time, each on the board (on
+    ``stream``, stderr by default); one entry per file, in order. A file that fails — refused,
+    unreadable, lost on the way — is that file's entry and never stops another."""
+    from service.cli.client import ShortlistClient
+    from service.cli.upload_board import UploadBoard
+
+    out = stream or sys.stderr
+    board = UploadBoard([file.name for file in files], out, live=out.isatty())
 
     def send(index: int) -> dict[str, Any]:
-        path = files[index]
+        path, name = files[index]
         try:
             with ShortlistClient(base_url, token) as own:  # one connection pool per file
-                board.sending(index, path.stat().st_size)
-                document = own.upload(
-                    target["id"], path, on_progress=forward_only(lambda n: board.sent(index, n))
-                )
+                try:
+                    board.sending(index, path.stat().st_size)
+                    document = own.upload(
+                        project_id,
+                        path,
+                        name=name,
+                        on_progress=forward_only(lambda n: board.sent(index, n)),
+                    )
+                except OSError as exc:
+                    raise FileUnreadable(path, exc) from exc
                 board.extracting(index)
                 if wait:
                     document = own.wait(
@@ -84,17 +119,16 @@ def upload(
                     )
         except ShortlistError as exc:
             board.failed(index, exc.message)
-            return file_entry(path.name, None, "error", (exc.code, exc.message))
+            return file_entry(name, None, "error", (exc.code, exc.message))
         board.document(index, document)
         problem = document.get("error")
         reason = (problem["code"], problem["message"]) if problem else None
         return file_entry(document["name"], document["id"], document["status"], reason)
 
-    workers = concurrency or settings.client.upload_concurrency
-    with ThreadPoolExecutor(max_workers=min(workers, max(len(files), 1))) as threads:
+    with ThreadPoolExecutor(max_workers=min(concurrency, max(len(files), 1))) as threads:
         entries = list(threads.map(send, range(len(files))))
     board.close()
-    report_files(entries, as_json=as_json)
+    return entries
 
 
 @main.command("import")

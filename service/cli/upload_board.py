@@ -6,7 +6,10 @@ terminal the board redraws the lines of the files in flight in place (``sending 
 line for good once it settles (``ready, 40 pages``), so a folder of hundreds of files
 never draws more lines than are in flight. Anywhere else (a pipe, a CI log) it prints a
 line each time a file's state or page count changes, so a log tells the same story
-without control characters. Safe to update from the threads that send the files.
+without control characters. Safe to update from the threads that send the files: the
+state changes under a lock, and the text they produce is written after it is released (by
+whichever thread finds the terminal free, in order), so a slow terminal never holds up
+another file's thread.
 """
 
 from __future__ import annotations
@@ -67,6 +70,11 @@ class UploadBoard:
         self._stream = stream
         self._live = live
         self._lock = threading.Lock()
+        """Guards the lines and what is due to be written; never held while writing."""
+        self._writing = threading.Lock()
+        """Held by the one thread writing to ``stream``."""
+        self._due: list[str] = []
+        """Text produced under the lock, in order, not yet written."""
         self._drawn = 0
         self._last_draw = 0.0
         self._settled: list[int] = []
@@ -83,6 +91,7 @@ class UploadBoard:
             line = self._lines[index]
             line.sent += count
             self._show(index, urgent=False)
+        self._write_due()
 
     def extracting(self, index: int) -> None:
         self._change(index, phase="extracting")
@@ -108,10 +117,13 @@ class UploadBoard:
         self._change(index, phase="error", message=message)
 
     def close(self) -> None:
-        """Draw the final state (a live board leaves its lines in place)."""
+        """Draw the final state (a live board leaves its lines in place); returns once all
+        of it is written."""
         with self._lock:
             if self._live:
                 self._redraw()
+        with self._writing:
+            self._write_due_holding_the_stream()
 
     def _change(self, index: int, **changes: Any) -> None:
         with self._lock:
@@ -124,6 +136,31 @@ class UploadBoard:
             if line.settled and not before[0]:
                 self._settled.append(index)
             self._show(index, urgent=True)
+        self._write_due()
+
+    def _write_due(self) -> None:
+        """Write what is due unless another thread is writing: that one writes it too.
+
+        After letting go of the stream, look again: text that became due while this thread
+        wrote, from a thread that found the stream taken, is this thread's to write.
+        """
+        while self._writing.acquire(blocking=False):
+            try:
+                self._write_due_holding_the_stream()
+            finally:
+                self._writing.release()
+            with self._lock:
+                if not self._due:
+                    return
+
+    def _write_due_holding_the_stream(self) -> None:
+        while True:
+            with self._lock:
+                text, self._due = "".join(self._due), []
+            if not text:
+                return
+            self._stream.write(text)
+            self._stream.flush()
 
     def _show(self, index: int, *, urgent: bool) -> None:
         if self._live:
@@ -135,24 +172,23 @@ class UploadBoard:
         line = self._lines[index]
         if line.milestone() != self._printed[index]:
             self._printed[index] = line.milestone()
-            self._stream.write(f"{line.name}: {line.text()}\n")
-            self._stream.flush()
+            self._due.append(f"{line.name}: {line.text()}\n")
 
     def _redraw(self) -> None:
+        """Queue a redraw of the board (the caller holds the lock)."""
         if self._drawn:
             # Back to the board's first line, and clear it and everything under it.
-            self._stream.write(f"\x1b[{self._drawn}F\x1b[J")
+            self._due.append(f"\x1b[{self._drawn}F\x1b[J")
         for index in self._settled:
-            self._stream.write(self._row(self._lines[index]))
+            self._due.append(self._row(self._lines[index]))
         self._settled.clear()
         in_flight = [line for line in self._lines if line.phase in ("sending", "extracting")]
         for line in in_flight:
-            self._stream.write(self._row(line))
+            self._due.append(self._row(line))
         queued = sum(1 for line in self._lines if line.phase == "queued")
         if queued:
-            self._stream.write(f"{queued} queued\n")
+            self._due.append(f"{queued} queued\n")
         self._drawn = len(in_flight) + (1 if queued else 0)
-        self._stream.flush()
 
     def _row(self, line: FileLine) -> str:
         return f"{line.name:<{self._width}}  {line.text()}\n"

@@ -13,10 +13,14 @@ from service.records import Document as DocumentRecord
 from service.records import Principal, SyncedFile, TokenScope
 from service.records import Project as ProjectRecord
 from service.services.documents import failure_of
+from service.services.filenames import MAX_NAME_LENGTH
 from service.shapes import DocumentName as DocumentName
 from service.shapes import Struct as Struct
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+FileName = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_LENGTH)]
+"""A document's name as a client sends it (a path under a folder included); the rest of the
+rule is :func:`service.services.filenames.clean_filename`'s."""
 
 
 class Check(Struct):
@@ -109,7 +113,7 @@ class Me(Struct):
 
 class UploadRequest(Struct):
     project_id: UUID
-    filename: Annotated[str, msgspec.Meta(min_length=1, max_length=1000)]
+    filename: FileName
     size: Annotated[int, msgspec.Meta(ge=0)]
     content_type: Annotated[str, msgspec.Meta(max_length=200)] | None = None
     replaces: Annotated[
@@ -154,7 +158,7 @@ class ImportRequest(Struct):
     """A document to fetch from a web address into the project."""
 
     url: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)]
-    filename: Annotated[str, msgspec.Meta(min_length=1, max_length=1000)] | None = None
+    filename: FileName | None = None
 
 
 class UploadPartBody(Struct):
@@ -198,7 +202,7 @@ class SyncFollow(Struct):
     """A synced file moved, renamed or touched with the same bytes: where it is now."""
 
     path: SyncPath
-    name: Name
+    name: FileName
     size: Annotated[int, msgspec.Meta(ge=0)] | None = None
     mtime_ns: int | None = None
 

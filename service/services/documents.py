@@ -16,6 +16,7 @@ from extract.page_markers import slice_pages
 from service.errors import DocumentNotFound, DocumentNotReady, InvalidPageRange
 from service.records import Document, Principal, Project
 from service.services import projects, scopes
+from service.services.filenames import file_part
 from service.storage.blobs.disposition import Disposition
 from service.storage.db import Connection, fetch_all, fetch_one
 
@@ -180,7 +181,8 @@ async def download_url(
     runtime: Runtime, conn: Connection, principal: Principal, document_id: UUID
 ) -> str:
     """A short-lived link to the original: a PDF opens inline (``#page=N`` works), any
-    other kind downloads, always under the type of the kind its bytes were found to be."""
+    other kind downloads, always under the type of the kind its bytes were found to be, and
+    under the file's own name (a browser saves a file, not the folders in a document's name)."""
     document = await get_document(conn, principal, document_id)
     if document.object_key is None:
         raise DocumentNotFound("The original of this document was not kept.")
@@ -189,7 +191,7 @@ async def download_url(
     return await anyio.to_thread.run_sync(
         lambda: runtime.blobs.download_url(
             key,
-            filename=document.name,
+            filename=file_part(document.name),
             content_type=served.content_type,
             disposition=served.disposition,
             expires_in=runtime.settings.storage.download_expiry_seconds,

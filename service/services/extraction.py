@@ -125,24 +125,35 @@ async def save_failure(conn: Connection, document_id: UUID, code: str, message: 
     )
 
 
-class _LatestProgress:
-    """The newest ``(pages_done, page_count)`` the extractor reported, from any thread."""
+class LatestProgress:
+    """The furthest ``(pages_done, page_count)`` the extractor reported, from any thread.
+
+    Pages of a PDF read in parts finish in any order, and a report can arrive late; of one
+    page count, the pages done kept only ever grow, so the recorded progress never steps back.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._latest: tuple[int, int] | None = None
+        self._furthest: tuple[int, int] | None = None
+        self._new = False
 
     def __call__(self, pages_done: int, page_count: int) -> None:
         with self._lock:
-            self._latest = (pages_done, page_count)
+            furthest = self._furthest
+            if furthest is None or page_count != furthest[1] or pages_done > furthest[0]:
+                self._furthest = (pages_done, page_count)
+                self._new = True
 
     def take(self) -> tuple[int, int] | None:
+        """The furthest progress when it moved since the last take; else ``None``."""
         with self._lock:
-            latest, self._latest = self._latest, None
-        return latest
+            if not self._new:
+                return None
+            self._new = False
+            return self._furthest
 
 
-async def _record_progress(runtime: Runtime, document_id: UUID, latest: _LatestProgress) -> None:
+async def _record_progress(runtime: Runtime, document_id: UUID, latest: LatestProgress) -> None:
     """Write the newest progress every :data:`PROGRESS_INTERVAL_SECONDS` until cancelled."""
     while True:
         await anyio.sleep(PROGRESS_INTERVAL_SECONDS)
@@ -173,7 +184,7 @@ async def extract_bytes(
     """Run the sandboxed extractor in a worker thread (it blocks on its child processes);
     with ``document_id``, record its progress (pages done / total) on the document."""
     limits = limits_for(runtime.settings)
-    latest = _LatestProgress()
+    latest = LatestProgress()
 
     def run() -> Extraction:
         return runtime.sandboxes.extract(

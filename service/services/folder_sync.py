@@ -1,10 +1,13 @@
 """Make a project mirror the supported files under some folders (``shortlist sync``).
 
-:func:`scan` walks the folders: dot-files and dot-folders, Office lock files (``~$…``), what
-a root's ``.shortlistignore`` (gitignore syntax, read with ``pathspec``) excludes and files
-of unsupported kinds are *ignored*. :func:`sync_folders` compares what it found with the
-project's synced documents (each remembers its path under the folder, its bytes' SHA-256
-and the size and mtime it had when last read):
+:func:`service.services.folders.scan` walks the folders (the walker ``upload`` and ``ingest``
+use too): dot-files and dot-folders, Office lock files (``~$…``), symbolic links, what a root's
+``.shortlistignore`` excludes and files of unsupported kinds are *ignored*. Each file found is
+named by its path under the folder (``a/notes.md``; with several folders, after its folder's
+label), so files of the same name in different folders are different documents.
+:func:`sync_folders` compares what it found with the project's synced documents (each
+remembers its path under the folder, its bytes' SHA-256 and the size and mtime it had when
+last read):
 
 - same path, same size and mtime: *unchanged*, without reading the file;
 - same path, other bytes: *updated* — the new original is stored and extracted again, the
@@ -28,23 +31,22 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 from uuid import UUID
 
 import anyio.to_thread
-import pathspec
 
 from extract.detect import EXTENSION_KINDS, KIND_CONTENT_TYPES
 from service.errors import InvalidRequest, ShortlistError, SyncPathTaken
 from service.records import Document, Principal
-from service.services import documents, projects, scopes, uploads
+from service.services import documents, folders, projects, scopes, uploads
 from service.services.extraction import Outcome, extract_and_save
 from service.services.filenames import clean_filename
+from service.services.folders import Found
 from service.services.ingest import store_new_document
 from service.storage.blobs import BlobStoreError
 from service.storage.db import (
@@ -59,33 +61,8 @@ from service.storage.db import (
 if TYPE_CHECKING:
     from service.runtime import Runtime
 
-IGNORE_FILE = ".shortlistignore"
-"""A root's file of gitignore-style patterns of what not to sync."""
-LOCK_FILE_PREFIX = "~$"
-"""Office's lock files (``~$report.docx``) while a document is open."""
-
 Action = Literal["added", "updated", "unchanged", "removed", "ignored", "failed"]
 ACTIONS: tuple[Action, ...] = ("added", "updated", "unchanged", "removed", "ignored", "failed")
-
-
-class Found(NamedTuple):
-    """A file to mirror: where it is, and its key (path under the folder, ``/``-separated)."""
-
-    path: Path
-    key: str
-    size: int
-    mtime_ns: int
-
-
-class Skipped(NamedTuple):
-    key: str
-    reason: str
-
-
-@dataclass
-class Scan:
-    files: list[Found] = field(default_factory=list)
-    ignored: list[Skipped] = field(default_factory=list)
 
 
 class Entry(NamedTuple):
@@ -111,61 +88,6 @@ class Report:
     @property
     def failed(self) -> bool:
         return any(entry.action == "failed" for entry in self.entries)
-
-
-def _ignore_spec(root: Path) -> pathspec.GitIgnoreSpec:
-    ignore = root / IGNORE_FILE
-    lines = ignore.read_text(encoding="utf-8").splitlines() if ignore.is_file() else []
-    return pathspec.GitIgnoreSpec.from_lines(lines)
-
-
-def scan(roots: Sequence[Path]) -> Scan:
-    """The files under ``roots`` to mirror, and the ones left out with why.
-
-    With several roots each key starts with its root's folder name, so two roots cannot
-    collide. Symbolic links are not followed out of a root.
-    """
-    found = Scan()
-    for root in roots:
-        root = root.resolve()
-        spec = _ignore_spec(root)
-        prefix = f"{root.name}/" if len(roots) > 1 else ""
-        for folder, dirs, files in os.walk(root):
-            base = Path(folder)
-            relative_dir = base.relative_to(root).as_posix()
-            kept_dirs = []
-            for name in sorted(dirs):
-                rel = name if relative_dir == "." else f"{relative_dir}/{name}"
-                if name.startswith(".") or spec.match_file(rel + "/"):
-                    found.ignored.append(Skipped(prefix + rel + "/", "ignored folder"))
-                else:
-                    kept_dirs.append(name)
-            dirs[:] = kept_dirs
-            for name in sorted(files):
-                rel = name if relative_dir == "." else f"{relative_dir}/{name}"
-                key = prefix + rel
-                reason = _skip_reason(base / name, name, rel, spec)
-                if reason is not None:
-                    if name != IGNORE_FILE:
-                        found.ignored.append(Skipped(key, reason))
-                    continue
-                stat = (base / name).stat()
-                found.files.append(Found(base / name, key, stat.st_size, stat.st_mtime_ns))
-    return found
-
-
-def _skip_reason(path: Path, name: str, rel: str, spec: pathspec.GitIgnoreSpec) -> str | None:
-    if name.startswith("."):
-        return "dot-file"
-    if name.startswith(LOCK_FILE_PREFIX):
-        return "Office lock file"
-    if spec.match_file(rel):
-        return f"excluded by {IGNORE_FILE}"
-    if path.is_symlink() or not path.is_file():
-        return "not a regular file"
-    if PurePosixPath(name).suffix.lower() not in EXTENSION_KINDS:
-        return "not a supported kind of file"
-    return None
 
 
 class Synced(NamedTuple):
@@ -251,7 +173,7 @@ async def sync(target: SyncTarget, roots: Sequence[Path]) -> Report:
     """The plan, the same for every target: compare the folders with the synced documents and
     tell ``target`` what to add, replace, follow or remove; report what happened to each."""
     synced = await target.synced()
-    found = await anyio.to_thread.run_sync(scan, list(roots))
+    found = await anyio.to_thread.run_sync(folders.scan, list(roots))
     report = Report()
     for skipped in found.ignored:
         report.add(Entry("ignored", skipped.key, reason=skipped.reason))
@@ -294,8 +216,8 @@ async def _sync_one(
         return _settled_entry("updated", item, await target.replace(known, item, sha))
     moved = gone_by_hash.pop(sha, None)
     if moved is not None:
-        await target.follow(moved, item, item.path.name)
-        return Entry("updated", item.key, item.path.name, moved_from=moved.path)
+        await target.follow(moved, item, item.key)
+        return Entry("updated", item.key, item.key, moved_from=moved.path)
     return _settled_entry("added", item, await target.add(item, sha))
 
 
@@ -369,7 +291,7 @@ class LocalTarget:
         }
 
     def check(self, item: Found) -> None:
-        uploads.check_file(self.runtime, item.path.name, _content_type(item.path.name), item.size)
+        uploads.check_file(self.runtime, item.key, _content_type(item.key), item.size)
 
     async def follow(self, document: Synced, item: Found, name: str) -> None:
         async with connection(self.runtime.pool) as conn:
@@ -386,7 +308,7 @@ class LocalTarget:
     async def add(self, item: Found, sha: str) -> Settled:
         runtime = self.runtime
         data = await anyio.to_thread.run_sync(item.path.read_bytes)
-        name = item.path.name
+        name = item.key
         document = await store_new_document(
             runtime, self.project_id, data, name, _content_type(name)
         )
@@ -457,8 +379,3 @@ def report_json(report: Report) -> dict[str, object]:
             shown["moved_from"] = entry.moved_from
         details[entry.action].append(shown)
     return {**report.counts(), "details": details}
-
-
-def roots_of(paths: Iterable[Path]) -> list[Path]:
-    """The folders given, each once."""
-    return list(dict.fromkeys(path.resolve() for path in paths))

@@ -17,10 +17,11 @@ from uuid import UUID
 
 import anyio.to_thread
 
-from service.errors import ShortlistError
+from service.errors import FileUnreadable, ShortlistError
 from service.records import Document, Project
 from service.services import uploads
 from service.services.extraction import Outcome, extract_and_save
+from service.services.folders import NamedFile
 from service.storage.db import connection
 
 if TYPE_CHECKING:
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 
 class Ingested(NamedTuple):
     path: Path
+    name: str
+    """The name the file was to be stored under."""
     document: Document | None
     outcome: Outcome | None
     error: ShortlistError | None
@@ -37,32 +40,40 @@ class Ingested(NamedTuple):
 async def ingest_file(
     runtime: Runtime, project: Project, path: Path, *, name: str | None = None
 ) -> Ingested:
-    """Extract and store one file; a refusal or failure is returned, never raised."""
-    data = await anyio.to_thread.run_sync(path.read_bytes)
+    """Extract and store one file (as ``name``, else the file's own name); a refusal or
+    failure, a file that cannot be read included, is returned, never raised."""
+    name = name or path.name
     guessed = mimetypes.guess_type(path.name)[0]
     try:
-        document = await store_new_document(runtime, project.id, data, name or path.name, guessed)
+        try:
+            data = await anyio.to_thread.run_sync(path.read_bytes)
+        except OSError as exc:
+            raise FileUnreadable(path, exc) from exc
+        document = await store_new_document(runtime, project.id, data, name, guessed)
     except ShortlistError as exc:
-        return Ingested(path, None, None, exc)
+        return Ingested(path, name, None, None, exc)
     outcome = await extract_and_save(
         runtime, document.id, data, document.name, document.content_type
     )
-    return Ingested(path, document, outcome, None)
+    return Ingested(path, name, document, outcome, None)
 
 
-async def ingest_files(runtime: Runtime, project: Project, paths: list[Path]) -> list[Ingested]:
-    """:func:`ingest_file` for each path, one per CPU core at a time (small text files are read
-    in this process and mostly wait for the database); results in the order of ``paths``."""
-    results: list[Ingested | None] = [None] * len(paths)
+async def ingest_files(
+    runtime: Runtime, project: Project, files: list[NamedFile]
+) -> list[Ingested]:
+    """:func:`ingest_file` for each file under its name, one per CPU core at a time (small
+    text files are read in this process and mostly wait for the database); results in the
+    order of ``files``."""
+    results: list[Ingested | None] = [None] * len(files)
     limiter = anyio.CapacityLimiter(os.cpu_count() or 1)
 
-    async def one(index: int, path: Path) -> None:
+    async def one(index: int, file: NamedFile) -> None:
         async with limiter:
-            results[index] = await ingest_file(runtime, project, path)
+            results[index] = await ingest_file(runtime, project, file.path, name=file.name)
 
     async with anyio.create_task_group() as tasks:
-        for index, path in enumerate(paths):
-            tasks.start_soon(one, index, path)
+        for index, file in enumerate(files):
+            tasks.start_soon(one, index, file)
     return [result for result in results if result is not None]
 
 

@@ -372,10 +372,11 @@ def test_a_folder_is_ingested_and_its_documents_listed_shown_reextracted_and_del
 
     ingested = shortlist(db_url, tmp_path, "ingest", str(folder), "--json")
     assert ingested.returncode == 0, ingested.stderr
-    assert sorted(e["document"]["name"] for e in json.loads(ingested.stdout)) == ["a.md", "b.txt"]
+    named = sorted(e["document"]["name"] for e in json.loads(ingested.stdout))
+    assert named == ["a.md", "deep/b.txt"]  # a folder's files are named by their path in it
 
     listed = json.loads(shortlist(db_url, tmp_path, "documents", "list", "--json").stdout)
-    assert sorted(d["name"] for d in listed["documents"]) == ["a.md", "b.txt"]
+    assert sorted(d["name"] for d in listed["documents"]) == ["a.md", "deep/b.txt"]
     assert {d["status"] for d in listed["documents"]} == {"ready"}
 
     shown = shortlist(db_url, tmp_path, "documents", "show", "a.md", "--json")
@@ -386,10 +387,10 @@ def test_a_folder_is_ingested_and_its_documents_listed_shown_reextracted_and_del
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["status"] == "pending"
 
-    deleted = shortlist(db_url, tmp_path, "documents", "delete", "b.txt")
+    deleted = shortlist(db_url, tmp_path, "documents", "delete", "deep/b.txt")
     assert deleted.returncode == 0, deleted.stderr
-    assert "Deleted 'b.txt'" in deleted.stdout
-    missing = shortlist(db_url, tmp_path, "documents", "show", "b.txt", "--json")
+    assert "Deleted 'deep/b.txt'" in deleted.stdout
+    missing = shortlist(db_url, tmp_path, "documents", "show", "deep/b.txt", "--json")
     assert missing.returncode == 2
     assert json.loads(missing.stdout)["error"]["code"] == "document_not_found"
     listed = json.loads(shortlist(db_url, tmp_path, "documents", "list", "--json").stdout)

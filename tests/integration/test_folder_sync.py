@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 from uuid import UUID
@@ -24,11 +25,12 @@ from service.cli.client import ShortlistClient
 from service.cli.remote_sync import sync_remote
 from service.records import Principal
 from service.runtime import open_runtime
-from service.services import documents, folder_sync, users
+from service.services import documents, folder_sync, folders, users
 from service.services.ingest import ingest_file
 from service.settings import Settings
 from service.storage.db import connection
 from tests.browser.live_service import run_service
+from tests.support.cli import cli_environment, run_cli
 from tests.support.paths import REPO_DIR
 
 pytestmark = pytest.mark.anyio
@@ -143,7 +145,7 @@ def folder_with_everything(tmp_path: Path) -> Path:
     write(root / "notes.log", "not a document kind")
     write(root / "build" / "generated.md", "# Generated\n")
     write(root / "gamma.draft.md", "# Draft\n")
-    write(root / folder_sync.IGNORE_FILE, "build/\n*.draft.md\n")
+    write(root / folders.IGNORE_FILE, "build/\n*.draft.md\n")
     return root
 
 
@@ -202,9 +204,9 @@ async def mirror_scenario(mirror: Mirror, root: Path) -> None:
         "gamma.draft.md": "excluded by .shortlistignore",
     }
     docs = await mirror.documents()
-    assert set(docs) == {"alpha.md", "beta.txt", "uploaded.md"}
+    assert set(docs) == {"alpha.md", "sub/beta.txt", "uploaded.md"}
     assert all(d.status == "ready" for d in docs.values())
-    alpha_id, beta_id = docs["alpha.md"].id, docs["beta.txt"].id
+    alpha_id, beta_id = docs["alpha.md"].id, docs["sub/beta.txt"].id
     assert docs["alpha.md"].sha256 is not None and docs["uploaded.md"].sha256 is None
     assert "herons" in await mirror.markdown(alpha_id)
 
@@ -229,7 +231,7 @@ async def mirror_scenario(mirror: Mirror, root: Path) -> None:
     docs = await mirror.documents()
     assert docs["alpha.md"].id == alpha_id
     assert "cormorants" in await mirror.markdown(alpha_id)
-    beta_extracted_at = docs["beta.txt"].extracted_at
+    beta_extracted_at = docs["sub/beta.txt"].extracted_at
     touched_again = await mirror.sync()
     assert touched_again["unchanged"] == 2, touched_again  # the new mtime was remembered
 
@@ -239,19 +241,23 @@ async def mirror_scenario(mirror: Mirror, root: Path) -> None:
     beta.rename(moved)
     fourth = await mirror.sync()
     assert fourth["details"]["updated"] == [
-        {"path": "archive/beta-2019.txt", "name": "beta-2019.txt", "moved_from": "sub/beta.txt"}
+        {
+            "path": "archive/beta-2019.txt",
+            "name": "archive/beta-2019.txt",
+            "moved_from": "sub/beta.txt",
+        }
     ], fourth
     assert fourth["removed"] == 0 and fourth["added"] == 0
     docs = await mirror.documents()
-    assert docs["beta-2019.txt"].id == beta_id
-    assert docs["beta-2019.txt"].extracted_at == beta_extracted_at
+    assert docs["archive/beta-2019.txt"].id == beta_id
+    assert docs["archive/beta-2019.txt"].extracted_at == beta_extracted_at
 
     # Deleted: the document and its original go; the uploaded document stays.
     assert not await mirror.original_gone(alpha_id)
     alpha.unlink()
     fifth = await mirror.sync()
     assert fifth["details"]["removed"] == [{"path": "alpha.md", "name": "alpha.md"}]
-    assert set(await mirror.documents()) == {"beta-2019.txt", "uploaded.md"}
+    assert set(await mirror.documents()) == {"archive/beta-2019.txt", "uploaded.md"}
     assert await mirror.original_gone(alpha_id)
 
     # A file that cannot be extracted fails with its reason, now and on the next sync.
@@ -263,6 +269,31 @@ async def mirror_scenario(mirror: Mirror, root: Path) -> None:
         assert entry["path"] == "empty.md" and entry["reason"].startswith("empty_document")
 
 
+Shortlist = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@contextlib.contextmanager
+def syncing_as(
+    user: str, db_url: str, tmp_path: Path, *, remote: bool
+) -> Iterator[tuple[Shortlist, tuple[str, ...]]]:
+    """``shortlist`` for a new ``user``, and what `sync` is given to reach the project: nothing
+    (the local database), or, ``remote``, the URL of a running service (with the user's token;
+    a command given ``--user`` still works locally)."""
+    env = cli_environment(db_url, tmp_path / "data")
+    created = run_cli(env, "user", "create", user, "--json")
+    assert created.returncode == 0, created.stderr
+    token = json.loads(created.stdout)["token"]
+
+    def shortlist(*args: str) -> subprocess.CompletedProcess[str]:
+        return run_cli({**env, "SHORTLIST_TOKEN": token} if remote else env, *args)
+
+    if not remote:
+        yield shortlist, ()
+        return
+    with run_service(db_url, tmp_path / "service") as base_url:
+        yield shortlist, ("--url", base_url)
+
+
 @pytest.mark.parametrize("remote", [False, True], ids=["local", "with-token"])
 def test_sync_json_reports_counts_and_exits_2_when_a_file_failed(
     db_url: str, tmp_path: Path, remote: bool
@@ -270,34 +301,7 @@ def test_sync_json_reports_counts_and_exits_2_when_a_file_failed(
     root = tmp_path / "folder"
     write(root / "good.md", "# Good\n\nA lighthouse log.\n")
     (root / "broken.pdf").write_bytes(b"%PDF-1.7\nnot really a PDF\n")
-    env = {
-        **os.environ,
-        "DATABASE_URL": db_url,
-        "SHORTLIST_DATA_DIR": str(tmp_path / "data"),
-        "SHORTLIST_SEARCH__RERANKER": "none",
-        "SHORTLIST_EXTRACTION__WARM_PROCESSES": "0",
-    }
-    env.pop("SHORTLIST_TOKEN", None)
-
-    def shortlist(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "service.cli", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=REPO_DIR,
-            timeout=120,
-            check=False,
-        )
-
-    created = shortlist("user", "create", "carol", "--json")
-    assert created.returncode == 0, created.stderr
-    with contextlib.ExitStack() as stack:
-        where: tuple[str, ...] = ()
-        if remote:
-            base_url = stack.enter_context(run_service(db_url, tmp_path / "service"))
-            env["SHORTLIST_TOKEN"] = json.loads(created.stdout)["token"]
-            where = ("--url", base_url)
+    with syncing_as("carol", db_url, tmp_path, remote=remote) as (shortlist, where):
         synced = shortlist("sync", str(root), *where, "--json")
         again = shortlist("sync", str(root), *where)
     assert synced.returncode == 2, synced.stderr
@@ -352,3 +356,43 @@ async def test_a_file_over_the_upload_limit_fails_with_the_limit_and_is_not_stor
     (failed,) = shown["details"]["failed"]
     assert failed["path"] == "huge.md" and "the limit is" in failed["reason"]
     assert [document.name for document in listed] == ["small.md"]
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["local", "with-token"])
+def test_files_of_one_name_in_other_folders_and_roots_are_documents_of_their_own(
+    db_url: str, tmp_path: Path, remote: bool
+) -> None:
+    """``a/notes.md`` and ``b/notes.md``, two roots both holding ``papers/``, and two roots both
+    named ``papers``: every file is named by its path under its root (after the root's label),
+    so nothing is "already in this project" — on the first sync or any later one (#24)."""
+    work, home = tmp_path / "work", tmp_path / "home"
+    one, two = tmp_path / "one" / "papers", tmp_path / "two" / "papers"
+    for folder, topic in ((work / "a", "herons"), (work / "b", "egrets")):
+        write(folder / "notes.md", f"# Notes\n\nCounting {topic} on the estuary.\n")
+    for root, topic in ((work, "tides"), (home, "moraines"), (one, "glaciers"), (two, "fjords")):
+        write(root / "papers" / "notes.md", f"# Paper\n\nA survey of {topic}.\n")
+    roots = [str(work), str(home), str(one), str(two)]
+    with syncing_as("dana", db_url, tmp_path, remote=remote) as (shortlist, where):
+        first = shortlist("sync", *roots, *where, "--json")
+        again = shortlist("sync", *roots, *where, "--json")
+        listed = shortlist("documents", "list", "--user", "dana", "--json")
+        shown = shortlist("documents", "show", "work/b/notes.md", "--user", "dana", "--json")
+
+    assert first.returncode == 0, first.stdout + first.stderr
+    names = [
+        "home/papers/notes.md",
+        "one/papers/papers/notes.md",
+        "two/papers/papers/notes.md",
+        "work/a/notes.md",
+        "work/b/notes.md",
+        "work/papers/notes.md",
+    ]
+    added = json.loads(first.stdout)["details"]["added"]
+    assert sorted((e["path"], e["name"]) for e in added) == [(name, name) for name in names]
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert json.loads(again.stdout)["unchanged"] == 6
+    documents_listed = json.loads(listed.stdout)["documents"]
+    assert sorted(d["name"] for d in documents_listed) == names
+    assert {d["status"] for d in documents_listed} == {"ready"}
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["name"] == "work/b/notes.md"

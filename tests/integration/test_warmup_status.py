@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from pathlib import Path
@@ -49,6 +50,14 @@ async def _add_abstracts(db_url: str, created: users.NewUser, count: int) -> Non
             )
 
 
+async def _after_start_up_read_the_table(_: Any) -> None:
+    """``create_app``'s ``on_start``: the app starts serving only once its start-up warm-up
+    (the ``warm-at-start`` task, queued just before) has read the documents table."""
+    for task in asyncio.all_tasks():  # a task that has finished is no longer listed
+        if task.get_name() == "warm-at-start":
+            await task
+
+
 async def test_status_and_health_report_the_first_search_warming_its_project(
     db_url: str, tmp_path: Path
 ) -> None:
@@ -61,10 +70,10 @@ async def test_status_and_health_report_the_first_search_warming_its_project(
     )
     headers = {"Authorization": f"Bearer {created.token}"}
     project = str(created.project.id)
-    async with AsyncTestClient(app=create_app(settings)) as client:
+    app = create_app(settings, on_start=_after_start_up_read_the_table)
+    async with AsyncTestClient(app=app) as client:
         runtime: Any = client.app.state.runtime
-        await anyio.sleep(1.0)  # start-up's warm-up read the (empty) table first
-        await _add_abstracts(db_url, created, 12)
+        await _add_abstracts(db_url, created, 12)  # after start-up read the (empty) table
 
         found = await client.post(
             f"/api/projects/{project}/search", json={"query": "cancer"}, headers=headers

@@ -12,7 +12,7 @@ from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
 
 from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
-from service.http.schemas import Document, Struct
+from service.http.schemas import Document, FileName, Struct
 from service.records import DocumentRequest as DocumentRequestRecord
 from service.services import document_requests
 
@@ -55,7 +55,7 @@ class ApproveRequest(Struct):
     """The address to import the requested document from."""
 
     url: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)]
-    filename: Annotated[str, msgspec.Meta(min_length=1, max_length=1000)] | None = None
+    filename: FileName | None = None
 
 
 class ApprovedRequest(Struct):

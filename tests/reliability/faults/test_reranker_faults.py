@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from litestar.testing import AsyncTestClient
 
+from retrieval.rerankers.circuit import CircuitBreaker
 from service.app import create_app
 from tests.conftest import make_settings
 from tests.integration.documents.conftest import bearer
@@ -185,15 +186,35 @@ async def test_the_circuit_follows_its_settings_and_closes_after_the_cooldown(
         standin,
         retries=0,
         cohere_failure_threshold=2,
-        cohere_cooldown_seconds=1.0,
+        cohere_cooldown_seconds=600.0,
     ) as client:
+        reranker = client.app.state.runtime.search.reranker
+        settled = reranker.breaker
+        assert (settled.failure_threshold, settled.cooldown) == (2, 600.0), "from the settings"
+        clock = StepClock()
+        reranker.breaker = CircuitBreaker(
+            failure_threshold=settled.failure_threshold, cooldown=settled.cooldown, clock=clock
+        )
         for _ in range(3):
             await timed_search(client, corpus)
         assert standin.calls == 2, "the circuit opened after two failed queries"
 
         standin.set_mode("ok")
-        await asyncio.sleep(1.2)  # the cooldown passes
+        clock.now += 599.0
+        _, still_open = await timed_search(client, corpus)
+        clock.now += 1.0  # the cooldown has passed
         _, body = await timed_search(client, corpus)
 
+    assert still_open["reranked"] is False
     assert standin.calls == 3
     assert body["reranked"] is True
+
+
+class StepClock:
+    """A clock that moves only when the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now

@@ -1,4 +1,5 @@
-"""Promise 2 for names: any script is kept as given; paths, controls and overlong names are refused.
+"""Promise 2 for names: any script is kept as given, a path under a folder too; absolute and
+escaping paths, controls and overlong names are refused.
 
 Upload file names go through :func:`service.services.filenames.clean_filename` at grant
 time; project names through the project service. Either way the answer is a
@@ -28,12 +29,20 @@ KEPT_NAMES = {
     "combining": "cafe\u0301.md",
     "emoji": "notes \U0001f4c4.md",
     "255-characters": "n" * 252 + ".md",
+    "folder": "reports/q3.md",
+    "folders-in-any-script": "تقارير/2024/会議.md",
+    "255-characters-per-part": "f" * 255 + "/" + "n" * 252 + ".md",
 }
 
 REFUSED_NAMES = {
     "1000-characters": "n" * 997 + ".md",
     "parent-path": "../../etc/passwd",
-    "slash": "reports/q3.md",
+    "parent-inside": "reports/../q3.md",
+    "absolute": "/etc/passwd.md",
+    "drive": "C:/reports/q3.md",
+    "empty-part": "reports//q3.md",
+    "dot-part": "reports/./q3.md",
+    "trailing-slash": "reports/",
     "backslash": "reports\\q3.md",
     "dot-dot": "..",
     "blank": "   ",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 
@@ -16,8 +17,9 @@ from extract.pdf import (
     join_pdf_parts,
     survey_pdf,
 )
-from extract.pdf_ranges import part_from_payload, part_limits, part_ranges
+from extract.pdf_ranges import part_limits, part_ranges
 from extract.types import OcrOptions
+from extract.wire import from_wire, to_wire
 from tests.support.procfs import child_pids
 from tests.unit.extract import samples
 from tests.unit.extract.test_ocr import _Clock, _StandIn
@@ -68,10 +70,7 @@ def test_a_pdf_too_short_to_split_reports_its_pages_too() -> None:
 
 def test_parts_travel_as_json_and_join_with_the_documents_warnings() -> None:
     data = samples.pdf_pages("tttt")
-    parts = [
-        part_from_payload(_as_payload(extract_pdf_part(data, LIMITS, pages)))
-        for pages in part_ranges(4, 3)
-    ]
+    parts = [_over_json(extract_pdf_part(data, LIMITS, pages)) for pages in part_ranges(4, 3)]
 
     joined = join_pdf_parts(parts[::-1], LIMITS, ["named .docx, but it is a pdf"])
 
@@ -87,10 +86,7 @@ def test_a_survey_counts_the_pages_recognition_would_read() -> None:
 
 def test_scans_in_parts_are_judged_for_the_whole_document_when_joined() -> None:
     data = samples.pdf_pages("ssst")
-    parts = [
-        part_from_payload(_as_payload(extract_pdf_part(data, LIMITS, pages)))
-        for pages in part_ranges(4, 2)
-    ]
+    parts = [_over_json(extract_pdf_part(data, LIMITS, pages)) for pages in part_ranges(4, 2)]
     with pytest.raises(ScannedPdfError) as whole:
         extract_document(data, "scan.pdf", None)
 
@@ -119,11 +115,9 @@ def test_parts_recognise_their_own_pages_within_the_documents_ocr_budget() -> No
 
     whole = extract_pdf(data, limits, ocr=whole_engine, clock=clock)
     parts = [
-        part_from_payload(
-            _as_payload(
-                extract_pdf_part(
-                    data, limits, pages, ocr=parts_engine, clock=clock, ocr_left_out=left_out
-                )
+        _over_json(
+            extract_pdf_part(
+                data, limits, pages, ocr=parts_engine, clock=clock, ocr_left_out=left_out
             )
         )
         for pages in part_ranges(6, 2)
@@ -183,12 +177,9 @@ def test_a_pdf_named_as_text_still_goes_to_a_child() -> None:
     assert extraction.kind == "pdf"
 
 
-def _as_payload(part: PdfPart) -> dict[str, object]:
-    import dataclasses
-    import json
-
-    payload: dict[str, object] = json.loads(json.dumps(dataclasses.asdict(part)))
-    return payload
+def _over_json(part: PdfPart) -> PdfPart:
+    """``part`` as the parent gets it from a child: sent as JSON and checked."""
+    return from_wire(json.loads(json.dumps(to_wire(part))), PdfPart, "part")
 
 
 def test_progress_counts_recognised_pages_as_they_are_read_then_the_rest() -> None:

@@ -45,17 +45,6 @@ def test_sandbox_child_gets_the_ocr_options() -> None:
         extract_in_sandbox(samples.pdf_pages("s"), "scan.pdf", None, limits=limits)
 
 
-def test_limits_survive_the_sandbox_header_round_trip() -> None:
-    import dataclasses
-    import json
-
-    limits = ExtractionLimits(ocr=OcrOptions(engine="tesseract", languages=("pt",), dpi=300))
-
-    header = json.loads(json.dumps(dataclasses.asdict(limits)))
-
-    assert ExtractionLimits.from_payload(header) == limits
-
-
 def test_sandbox_timeout_kills_the_child_and_raises_extraction_timeout() -> None:
     started = time.monotonic()
 
@@ -112,12 +101,3 @@ def test_child_killed_by_a_signal_is_reported_as_corrupt() -> None:
 def test_child_dying_of_memory_exhaustion_is_reported_as_too_large() -> None:
     with pytest.raises(DocumentTooLargeError, match="2048 MB"):
         raise death_error(b"Traceback...\nMemoryError\n", 1, ExtractionLimits())
-
-
-def test_a_child_answering_nonsense_is_reported_as_corrupt() -> None:
-    from extract.sandbox import _extraction_from_payload, _field
-
-    with pytest.raises(CorruptDocumentError, match="without 'part'"):
-        _field({"extraction": {}}, "part")
-    with pytest.raises(CorruptDocumentError, match="malformed"):
-        _extraction_from_payload({"kind": "pdf", "markdown": "x", "page_count": "many"})

@@ -35,6 +35,21 @@ def test_questions_come_from_headings_sentences_and_table_rows() -> None:
         assert question.text.split()[0] in page
 
 
+def test_a_questions_page_is_the_one_its_marker_names_however_the_marker_is_spaced() -> None:
+    """Pages are read with the page-marker module: a slice starting at page 7, a marker
+    written with extra spaces and a neutralised look-alike in the text."""
+    markdown = (
+        "<!-- page 7 -->\nThe first sentence of this slice sits on its seventh page.\n\n"
+        "<!-- (page 99) -->\n"
+        "<!--  page 8  -->\nThe second sentence of this slice sits on its eighth page.\n"
+    )
+    document = SourceDocument("slice", "slice.pdf", "h", markdown)
+
+    pages = {q.text.split()[1]: q.page for q in sample_questions([document], 10)}
+
+    assert pages == {"first": 7, "second": 8}
+
+
 def test_a_sentence_question_is_held_out_of_its_document() -> None:
     questions = [q for q in sample_questions(DOCUMENTS, 12, seed=1) if q.kind == "sentence"]
     cut = {doc.id: doc for doc in held_out(DOCUMENTS, questions)}

@@ -4,6 +4,7 @@ and each file's state (sent, pages extracted, settled) is shown while it waits."
 from __future__ import annotations
 
 import io
+import threading
 
 from service.cli.upload import forward_only
 from service.cli.upload_board import UploadBoard
@@ -74,3 +75,46 @@ def test_a_terminal_board_redraws_the_files_in_flight_and_prints_settled_ones_fo
     assert settled == ["c.md            error — not a document"]  # the last to settle
     assert "a.pdf           ready, 1 page\n" in screen.getvalue()
     assert "longer-name.md  ready, 5 pages\n" in screen.getvalue()
+
+
+class StuckTerminal(io.StringIO):
+    """A terminal that takes its time: the first write waits until the test lets it go."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writing = threading.Event()
+        self.let_go = threading.Event()
+
+    def write(self, text: str) -> int:
+        if not self.writing.is_set():
+            self.writing.set()
+            self.let_go.wait(timeout=30)
+        return super().write(text)
+
+
+def test_a_slow_terminal_holds_up_no_other_files_thread_and_loses_no_line() -> None:
+    terminal = StuckTerminal()
+    board = UploadBoard(["a.pdf", "b.md"], terminal, live=False)
+    first = threading.Thread(target=board.sending, args=(0, 100))
+    first.start()
+    assert terminal.writing.wait(timeout=30), "the first line was never written"
+    others_done = threading.Event()
+
+    def other_file() -> None:  # while the first thread is stuck writing its line
+        board.sending(1, 10)
+        board.sent(1, 10)
+        board.document(1, {"status": "ready", "page_count": 1})
+        others_done.set()
+
+    threading.Thread(target=other_file).start()
+    waited = others_done.wait(timeout=30)
+    terminal.let_go.set()
+    first.join(timeout=30)
+    board.close()
+
+    assert waited, "the second file's thread waited for the first one's write"
+    assert terminal.getvalue().splitlines() == [
+        "a.pdf: sending 0%",
+        "b.md: sending 0%",
+        "b.md: ready, 1 page",
+    ]
