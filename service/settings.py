@@ -29,7 +29,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from extract.pdf_ranges import PAGES_PER_PART, SPLIT_MIN_PAGES
 from extract.sandbox import DOCUMENTS_PER_CHILD, IN_PROCESS_MAX_BYTES
 from extract.types import ExtractionLimits, OcrOptions
-from retrieval.rerankers import RerankerKind
+from retrieval.rerankers import LOCAL_MAX_TOKENS, RerankerKind
 
 MB = 1024 * 1024
 
@@ -211,6 +211,8 @@ class SearchSettings(BaseModel):
     """Seconds the reranker may take before results fall back to BM25 order."""
     local_embed_budget: float = Field(default=0.5, ge=0)
     """Seconds one search may spend embedding passages the local reranker has no vectors for yet; the rest rank by BM25 alone."""
+    local_max_tokens: int = Field(default=LOCAL_MAX_TOKENS, ge=8, le=512)
+    """Word pieces of each passage the local model reads (the rest of a longer passage is not embedded); 128 embeds about twice as fast and ranks worse."""
     warmup_batch: int = Field(default=4, ge=1, le=64)
     """Passages the background warm-up embeds between two checks for waiting searches."""
     warmup_nice: int = Field(default=10, ge=0, le=19)

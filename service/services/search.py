@@ -134,7 +134,11 @@ def build_reranker(settings: Settings) -> Reranker:
             cooldown=settings.search.cohere_cooldown_seconds,
         )
     if kind == "local":
-        return make_reranker("local", embed_budget=settings.search.local_embed_budget)
+        return make_reranker(
+            "local",
+            embed_budget=settings.search.local_embed_budget,
+            max_tokens=settings.search.local_max_tokens,
+        )
     return make_reranker(kind)
 
 
