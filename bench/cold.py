@@ -50,6 +50,7 @@ from retrieval import SourceDocument
 from service.records import Principal
 from service.runtime import Runtime, open_runtime
 from service.services import users
+from service.services.search import search_project
 from service.settings import Settings
 
 
@@ -119,8 +120,7 @@ async def ask(
     candidates = 0
     for q in query_ids:
         started = time.monotonic()
-        async with runtime.pool.connection() as conn:
-            result = await runtime.search.search(conn, principal, project_id, texts[q], top_k=10)
+        result = (await search_project(runtime, principal, project_id, texts[q], top_k=10)).result
         latencies.append(time.monotonic() - started)
         ranked = list(dict.fromkeys(ids[hit.document_id] for hit in result.hits))
         ndcgs.append(ndcg_at(ranked, qrels[q]))

@@ -244,12 +244,13 @@ def load_documents() -> list[SourceDocument]:
 
 def warm_vectors(local: LocalReranker, passages: Iterable[tuple[str, str]], name: str) -> int:
     """Put the ``(key, text)`` passages' vectors in ``local``'s cache, reusing a bench-only
-    file under :data:`CACHE_DIR` (``{name}-minilm.npz``); returns how many were embedded now.
+    file under :data:`CACHE_DIR` (``{name}-minilm-{max_tokens}.npz``); returns how many were
+    embedded now.
 
     The reranker itself never persists vectors: this only spares repeated bench runs
     the 7 s per 100 passages embedding costs.
     """
-    path = CACHE_DIR / f"{name}-minilm.npz"
+    path = CACHE_DIR / f"{name}-minilm-{local.max_tokens}.npz"
     pending = dict(passages)
     if path.exists():
         saved = np.load(path)

@@ -10,7 +10,7 @@ are that method's alone; CPU counts the process and all its children):
 * ``extract_document``: Shortlist's full PDF path in this process.
 
 ``long`` -- the 400-page IRS manual and a long paper-like PDF (the ten
-``papers/`` PDFs joined into one), side by side:
+``papers/`` PDFs joined into one), or the corpus PDFs ``--long-docs`` names, side by side:
 
 * ``one child``: :func:`extract.extract_in_sandbox`, one sandbox child with the
   layout time budget (the path every document took before parallel parts);
@@ -83,8 +83,8 @@ def _long_document(name: str, pages: int) -> bytes:
     import pymupdf
 
     joined = pymupdf.open()
-    sources = [CORPUS_DIR / LONG_MANUAL] if name == LONG_MANUAL else (
-        sorted((CORPUS_DIR / "papers").glob("*.pdf")))  # fmt: skip
+    sources = (sorted((CORPUS_DIR / "papers").glob("*.pdf")) if name == PAPER_LIKE
+               else [CORPUS_DIR / name])  # fmt: skip
     for path in sources:
         with pymupdf.open(path) as source:
             joined.insert_pdf(source)
@@ -307,6 +307,9 @@ def main() -> None:
     parser.add_argument("--worker", choices=METHODS, help=argparse.SUPPRESS)
     parser.add_argument("--pages", type=int, default=0,
                         help="long suite: only the first N pages of each document (0: all)")  # fmt: skip
+    parser.add_argument("--long-docs", nargs="+", default=[LONG_MANUAL, PAPER_LIKE],
+                        help="long suite: corpus paths, or the joined papers "
+                        f"({PAPER_LIKE!r})")  # fmt: skip
     parser.add_argument("--ocr", choices=["off", "auto"], default="off",
                         help="long suite: Shortlist's OCR engine (off compares layout work with "
                              "pymupdf4llm, which recognises nothing)")  # fmt: skip
@@ -340,7 +343,7 @@ def main() -> None:
     if "long" in arguments.suites:
         long_options = [str(arguments.pages), arguments.ocr, str(arguments.workers)]
         rows = []
-        for name in (LONG_MANUAL, PAPER_LIKE):
+        for name in arguments.long_docs:
             for method in arguments.long_methods:
                 runs = [
                     _in_fresh_process(["--long-worker", method, name, *long_options])

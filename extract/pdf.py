@@ -18,6 +18,18 @@ Per page, in order:
    skips invisible OCR text layers) also uses the plain blocks. Every fallback
    is reported in ``warnings``. Pages after ``limits.layout_max_pages`` use the
    plain blocks too.
+   Pages that need no layout analysis (no image, no vector graphics beyond a few
+   rules, no text side by side: :mod:`extract.simple_page`) skip the model and are
+   rendered from the text layer with their headings, lists and code blocks, unless
+   ``limits.layout_every_page``.
+3. The layout Markdown is checked against the page's text layer
+   (:func:`extract.reconcile.reconcile`): glued or split words are re-spaced as
+   the text layer has them, lines it skipped are appended, and a page that still
+   loses or invents words beyond the thresholds there is rendered from the plain
+   blocks with the layout's headings and tables (:mod:`extract.restructure`;
+   reported in ``warnings``).
+   Vertical CJK pages (:mod:`extract.vertical`) skip layout analysis and are read
+   column by column, right to left.
 
 Long PDFs are read in parallel parts (:mod:`extract.pdf_ranges`, driven by
 :class:`extract.sandbox.SandboxPool`): :func:`survey_pdf` checks the document as a
@@ -33,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -43,6 +56,7 @@ from extract.errors import (
     EncryptedDocumentError,
     ScannedPdfError,
 )
+from extract.fidelity import join_hyphenated
 from extract.markdown import assemble_pages
 from extract.markdown import page_ranges as _page_ranges
 from extract.ocr import (
@@ -57,7 +71,11 @@ from extract.ocr import (
     recognise_pages,
     render_pdf_page,
 )
+from extract.reconcile import reconcile
+from extract.restructure import with_layout_structure
+from extract.simple_page import needs_layout, simple_markdown
 from extract.types import Extraction, ExtractionLimits, Progress
+from extract.vertical import is_vertical, vertical_paragraphs
 
 __all__ = [
     "LAYOUT_KEEP_RATIO",
@@ -83,7 +101,11 @@ class _PlainPage:
     paragraphs: list[str]
     has_images: bool
     error: str | None = None
+    blocks: list[Any] = field(default_factory=list)
+    """``page.get_text("blocks")``, for :func:`extract.simple_page.needs_layout`."""
     layer: TextLayer | None = None
+    vertical: bool = False
+    """Vertical CJK writing, read column by column (no layout analysis)."""
 
     @property
     def markdown(self) -> str:
@@ -109,10 +131,20 @@ def _read_plain(document: Any, index: int) -> _PlainPage:
         blocks = page.get_text("blocks")
         has_images = bool(page.get_images()) or any(block[6] == 1 for block in blocks)
         layer = describe_pdf_page(page, blocks)
+        vertical = is_vertical(blocks)
+        if vertical:
+            paragraphs = vertical_paragraphs(page)
+        else:
+            paragraphs = [" ".join(join_hyphenated(b[4]).split()) for b in blocks if b[6] == 0]
     except Exception as exc:
         return _PlainPage([], has_images=False, error=_page_error(exc))
-    paragraphs = [" ".join(block[4].split()) for block in blocks if block[6] == 0]
-    return _PlainPage([p for p in paragraphs if p], has_images=has_images, layer=layer)
+    return _PlainPage(
+        [p for p in paragraphs if p],
+        has_images=has_images,
+        layer=layer,
+        vertical=vertical,
+        blocks=blocks,
+    )
 
 
 def _page_error(exc: Exception) -> str:
@@ -258,18 +290,29 @@ class _LayoutPass:
         self._clock = clock
         self._deadline = deadline
         self._max_pages = limits.layout_max_pages
+        self._fast_path = not limits.layout_every_page
         self._failure = failure
+        self._body_sizes: Counter[float] = Counter()
         self.over_budget: list[int] = []
         self.beyond_page_budget: list[int] = []
         self.failed: list[int] = []
         self.first_failure = ""
         self.dropped_text: list[int] = []
+        self.unfaithful: list[int] = []
+        self.vertical: list[int] = []
+        self.simple: list[int] = []
 
     def render(self, index: int, plain: _PlainPage) -> str:
+        if plain.vertical:
+            self.vertical.append(index)
+            return plain.markdown
         if self._failure is not None:
             self.failed.append(index)
             self.first_failure = self._failure
             return plain.markdown
+        simple = self._simple(index, plain)
+        if simple is not None:
+            return simple
         if index >= self._max_pages:
             self.beyond_page_budget.append(index)
             return plain.markdown
@@ -285,7 +328,27 @@ class _LayoutPass:
         if _count_alnum(markdown) < LAYOUT_KEEP_RATIO * plain.letters:
             self.dropped_text.append(index)
             return plain.markdown
-        return markdown
+        layer = plain.layer.text if plain.layer else plain.markdown
+        checked = reconcile(markdown, layer)
+        if checked.verdict == "plain":
+            self.unfaithful.append(index)
+            return with_layout_structure(checked.markdown, plain.paragraphs, layer)
+        return checked.markdown
+
+    def _simple(self, index: int, plain: _PlainPage) -> str | None:
+        """The fast path's Markdown for a page that needs no layout analysis, else None."""
+        if not self._fast_path:
+            return None
+        page = self._document[index]
+        if needs_layout(page, plain.blocks, plain.has_images):
+            return None
+        body = self._body_sizes.most_common(1)[0][0] if self._body_sizes else None
+        simple = simple_markdown(page, body)
+        if simple is None:
+            return None
+        self._body_sizes[simple.body] += 1
+        self.simple.append(index)
+        return simple.markdown
 
 
 @dataclass(frozen=True)
@@ -310,6 +373,14 @@ class PdfPart:
     failed: tuple[int, ...] = ()
     layout_failure: str = ""
     dropped_text: tuple[int, ...] = ()
+    unfaithful: tuple[int, ...] = ()
+    """Pages whose layout Markdown lost or invented words against the text layer."""
+    vertical: tuple[int, ...] = ()
+    """Vertical CJK pages, read column by column."""
+    simple: tuple[int, ...] = ()
+    """Pages that took the fast path (no layout analysis needed)."""
+    implausible: tuple[int, ...] = ()
+    """Pages whose text layer is not words (:mod:`extract.ocr.plausibility`)."""
 
 
 def extract_pdf_part(
@@ -410,6 +481,10 @@ def extract_pdf_part(
         failed=tuple(layout.failed),
         layout_failure=layout.first_failure,
         dropped_text=tuple(layout.dropped_text),
+        unfaithful=tuple(layout.unfaithful),
+        implausible=tuple(sorted(i for i, reason in reasons.items() if reason == "not_words")),
+        vertical=tuple(layout.vertical),
+        simple=tuple(layout.simple),
     )
 
 
@@ -471,6 +546,26 @@ def join_pdf_parts(
         notes.append(
             f"Layout analysis missed most of the text layer on page "
             f"{_numbers(dropped)}; extracted as plain text"
+        )
+    implausible = joined(lambda part: part.implausible)
+    if implausible:
+        notes.append(
+            f"The text layer of page {_numbers(implausible)} does not read as words in any "
+            "language (a bad OCR layer, or fonts without a character map); such pages are "
+            "recognised by OCR instead when it can read them"
+        )
+    unfaithful = joined(lambda part: part.unfaithful)
+    if unfaithful:
+        notes.append(
+            f"Layout analysis lost or invented words against the text layer on page "
+            f"{_numbers(unfaithful)}; their text is the text layer's, with the layout's "
+            "headings and tables"
+        )
+    vertical = joined(lambda part: part.vertical)
+    if vertical:
+        notes.append(
+            f"Page {_numbers(vertical)} is vertical writing; read column by column, right to "
+            "left, without layout analysis"
         )
     bodies = [body for part in ordered for body in part.bodies]
     extraction = assemble_pages(bodies, "pdf", notes)

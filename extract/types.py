@@ -75,6 +75,9 @@ class ExtractionLimits:
     ``timeout_seconds`` (most of it for a part of a PDF read in parts)."""
     layout_max_pages: int = 1000
     """PDF pages after this many get the plain-text path, whatever the time."""
+    layout_every_page: bool = False
+    """Send every PDF page through the layout model; by default a page without images,
+    vector graphics or text side by side takes the fast path (no model)."""
     max_unpacked_bytes: int = 512 * 1024 * 1024
     """Cap on the total uncompressed size of an Office file's ZIP members (zip bombs)."""
     max_scanned_fraction: float = 0.5

@@ -16,6 +16,7 @@ def hit(
     relevance: float,
     matched_words: tuple[str, ...] = (),
     near_copies: tuple[NearCopy, ...] = (),
+    answer_spans: tuple[tuple[int, int], ...] = (),
 ) -> Hit:
     """A chunk as a search hit, named by its document and pages."""
     return Hit(
@@ -30,6 +31,7 @@ def hit(
         relevance=relevance,
         matched_words=matched_words,
         near_copies=near_copies,
+        answer_spans=answer_spans,
     )
 
 

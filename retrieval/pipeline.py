@@ -4,16 +4,30 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from retrieval.answer_spans import (
+    MAX_SPANS,
+    answer_spans,
+    sentences,
+    term_weights,
+    weighed_terms,
+)
 from retrieval.citations import hit, near_copy, sources
 from retrieval.comparison import balance_sides, comparison_sides
+from retrieval.document_questions import (
+    SECTION_DOCUMENTS,
+    DocumentQuestion,
+    answering_sections,
+    answers,
+    document_question,
+)
 from retrieval.errors import EmptyQuery, InvalidSearchParameter, QueryTooLong
 from retrieval.highlights import matched_words
 from retrieval.near_duplicates import collapse
 from retrieval.noise import demotion, look_alikes
-from retrieval.relevance import clamp, insufficient_evidence, lexical_relevance
+from retrieval.relevance import SECTION_RELEVANCE, clamp, insufficient_evidence, lexical_relevance
 from retrieval.shortlist import (
     DEFAULT_KEEP,
     DEFAULT_MAX_CANDIDATES,
@@ -29,6 +43,7 @@ from retrieval.types import (
     RerankResult,
     SearchResult,
     Shortlist,
+    ShortlistEntry,
     Source,
     SourceDocument,
     StageSeconds,
@@ -88,6 +103,10 @@ def search(
     picked = shortlist(
         term_ids, matrices, keep=keep, max_candidates=max_candidates, unknown_terms=unknown_terms
     )
+    asked = document_question(query)
+    sections: dict[int, tuple[int, int]] = {}
+    if asked is not None:
+        picked, sections = _with_sections(index, indexed, picked, asked)
     shortlisted = time.perf_counter()
     chunks = [indexed[entry.document].chunks[entry.ordinal] for entry in picked.entries]
     candidates = [
@@ -105,16 +124,31 @@ def search(
     order, scores, warnings = _final_order(reranker.name, reranked, candidates)
     if not (reranked.reranked and not warnings):
         # In BM25 order a passage sharing no query term is filler, not an answer.
-        order = [i for i in order if candidates[i].bm25 > 0]
+        order = [i for i in order if candidates[i].bm25 > 0 or i in sections]
     relevance = _relevance(reranked, candidates)
     densities = [
         indexed[entry.document].reference_density[entry.ordinal] for entry in picked.entries
     ]
     order, scores, relevance = _demote_references(order, scores, relevance, densities)
+    if sections and asked is not None:
+        order = sorted(order, key=lambda i: sections.get(i, (len(order), 0)))
+        relevance = [
+            max(value, SECTION_RELEVANCE)
+            if i in sections and answers(asked, sections[i][1])
+            else value
+            for i, value in enumerate(relevance)
+        ]
     sides = comparison_sides(query)
     if sides is not None and candidates:
         order = _balance(index, indexed, matrices, picked, order, sides)
     shown = collapse(order, lambda i: chunks[i].key, lambda i: chunks[i].text, limit=top_k)
+    spans = _AnswerSpans(index, indexed, query, sections)
+    marked = {
+        item.position: _marked(
+            index, indexed[picked.entries[item.position].document], query, chunks[item.position]
+        )
+        for item in shown
+    }
     hits: list[Hit] = [
         hit(
             chunks[item.position],
@@ -122,12 +156,16 @@ def search(
             score=scores[item.position],
             bm25=candidates[item.position].bm25,
             relevance=relevance[item.position],
-            matched_words=_marked(
-                index, indexed[picked.entries[item.position].document], query, chunks[item.position]
-            ),
+            matched_words=marked[item.position],
             near_copies=tuple(
                 near_copy(chunks[i], _ref(indexed, picked, i), similarity)
                 for i, similarity in item.copies
+            ),
+            answer_spans=spans(
+                item.position,
+                picked.entries[item.position].document,
+                chunks[item.position].text,
+                marked[item.position],
             ),
         )
         for item in shown
@@ -157,6 +195,69 @@ def _marked(
     """The words of a hit a reader should see marked, in its document's own language."""
     tokenizer = index.tokenizer_for(document.language)
     return matched_words(tokenizer, chunk.text, tokenizer.query_terms(query))
+
+
+class _AnswerSpans:
+    """Each hit's answer spans, with the query's term weights worked out once per document.
+
+    A passage of a section answering a document-level question answers it whole: without a
+    sentence holding the question's words, its opening sentences are the spans."""
+
+    def __init__(
+        self,
+        index: ChunkIndex,
+        indexed: Sequence[IndexedDocument],
+        query: str,
+        sections: Container[int],
+    ) -> None:
+        self._index, self._indexed, self._query = index, indexed, query
+        self._sections = sections
+        self._weights: dict[int, dict[str, float]] = {}
+        self._terms: dict[str, list[str]] = {}
+
+    def __call__(
+        self, position: int, document: int, text: str, marked: Sequence[str]
+    ) -> tuple[tuple[int, int], ...]:
+        indexed = self._indexed[document]
+        tokenizer = self._index.tokenizer_for(indexed.language)
+        weights = self._weights.get(document)
+        if weights is None:
+            terms = self._terms.get(indexed.language)
+            if terms is None:
+                terms = self._terms[indexed.language] = weighed_terms(tokenizer, self._query)
+            weights = self._weights[document] = term_weights(tokenizer, terms, indexed.terms)
+        found = answer_spans(tokenizer, text, marked, weights)
+        if not found and position in self._sections:
+            return tuple(sentences(text)[:MAX_SPANS])
+        return found
+
+
+def _with_sections(
+    index: ChunkIndex,
+    indexed: Sequence[IndexedDocument],
+    picked: Shortlist,
+    asked: DocumentQuestion,
+) -> tuple[Shortlist, dict[int, tuple[int, int]]]:
+    """The shortlist with the passages of the sections answering a document-level question
+    (:mod:`retrieval.document_questions`) of its first documents, and for each such
+    candidate position its sort key: (document's place, section rank)."""
+    documents = list(dict.fromkeys(entry.document for entry in picked.entries))
+    if not documents:
+        documents = list(range(len(indexed)))
+    position = {(entry.document, entry.ordinal): n for n, entry in enumerate(picked.entries)}
+    entries = list(picked.entries)
+    sections: dict[int, tuple[int, int]] = {}
+    for place, document in enumerate(documents[:SECTION_DOCUMENTS]):
+        doc = indexed[document]
+        tokenizer = index.tokenizer_for(doc.language)
+        headings = [chunk.heading for chunk in doc.chunks]
+        for ordinal, rank in answering_sections(asked, tokenizer, headings).items():
+            at = position.get((document, ordinal))
+            if at is None:
+                at = len(entries)
+                entries.append(ShortlistEntry(document, ordinal, 0.0, 0.0))
+            sections[at] = (place, rank)
+    return picked._replace(entries=entries), sections
 
 
 def _ref(indexed: Sequence[IndexedDocument], picked: Shortlist, position: int) -> DocumentRef:

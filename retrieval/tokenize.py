@@ -6,7 +6,10 @@ combining marks) and CJK runs.
 * A word loses the combining marks of Latin letters (``"Café"`` → ``"cafe"``;
   Devanagari or Arabic vowel signs are kept), in English has its British
   endings folded to American ones (:func:`fold_spelling`), is dropped if it
-  is a stopword of the language, then is Snowball-stemmed with PyStemmer.
+  is a stopword of the language, then is Snowball-stemmed with PyStemmer;
+  in English the stem then joins its derivational family where Snowball
+  leaves two (:func:`fold_derivation`: *conclude* and *conclusion*,
+  *summarize* and *summary*).
 * A run of Han, Hiragana, Katakana or Hangul characters becomes overlapping
   character bigrams (``"机器学习"`` → ``机器 器学 学习``); a one-character run
   is kept as a unigram. Passages also index every CJK character as a unigram,
@@ -32,7 +35,7 @@ from collections.abc import Iterable, Sequence
 import bm25s.stopwords
 import Stemmer
 
-TOKENIZER_VERSION = 3
+TOKENIZER_VERSION = 4
 DEFAULT_LANGUAGE = "english"
 STEMMED_LANGUAGES = frozenset(Stemmer.algorithms())
 """Languages PyStemmer has a Snowball stemmer for."""
@@ -133,6 +136,54 @@ def fold_spelling(word: str) -> str:
     return _SPELLING_RE.sub(_american, word)
 
 
+_DERIVED = frozenset({"english", "porter"})
+"""Languages whose Snowball stems :func:`fold_derivation` joins into derivational families."""
+_DERIVATION_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    # conclud/conclus, decid/decis, divid/divis, persuad/persuas (not -ead: plead, spread)
+    (re.compile(r"(?:(?<=\w{3}[iou])|(?<=\w{2}[^e]a))d$"), "s"),
+    (re.compile(r"(?<=\w{4})(?<=[aeoy]s)i$"), ""),  # analysi/analys, hypothesi, diagnosi
+    (re.compile(r"(?<=\w{2})yz$"), "ys"),  # analyz/analys, paralyz/paralys
+    (re.compile(r"(?<=\w{3})ari$"), "ar"),  # summari/summar, binari/binar
+    (re.compile(r"(?<=\w{2})uct$"), "uc"),  # introduct/introduc, reduct/reduc, product/produc
+    (re.compile(r"(?<=\w{2})umpt$"), "um"),  # assumpt/assum, consumpt/consum
+    (re.compile(r"(?<=\w{2})ipt$"), "ib"),  # descript/describ, prescript/prescrib
+    (re.compile(r"(?<=\w{2})init$"), "in"),  # definit/defin
+)
+"""Stem endings Snowball leaves apart within one family, rewritten to one form. The same
+rewrite applies to every stem, so a stem that changes needlessly still matches itself;
+the rules are kept narrow so that two unrelated words rarely meet (``bench/derivation.py``
+measures what they change)."""
+
+
+_DERIVATION_ENDS = frozenset("dizt")
+"""The last letters of every stem a rule of :data:`_DERIVATION_RULES` rewrites."""
+
+
+_NOT_DERIVED = frozenset({"incid", "claud", "coincid"})
+"""Stems a rule would join with an unrelated family (*incidence* is not *incision*, *Claude*
+not *clause*), found by reading ``bench/derivation.py``'s list of what the rules join."""
+
+
+def fold_derivation(stem: str) -> str:
+    """One English stem for a derivational family Snowball splits.
+
+    *conclude*, *concluding* (``conclud``) and *conclusion*, *conclusive* (``conclus``)
+    → ``conclus``; *summarize* (``summar``) and *summary* (``summari``) → ``summar``;
+    *analysis* and *analyze* → ``analys``; *introduction* and *introduce* → ``introduc``;
+    *description* and *describe* → ``describ``. (*determine* and *determinant* already
+    share ``determin``.)
+    """
+    if len(stem) < 5 or stem[-1] not in _DERIVATION_ENDS or stem in _NOT_DERIVED:
+        return stem
+    if not stem.isascii():
+        return stem
+    for pattern, replacement in _DERIVATION_RULES:
+        folded = pattern.sub(replacement, stem, count=1)
+        if folded != stem:
+            return folded
+    return stem
+
+
 def _american(match: re.Match[str]) -> str:
     if match.group(1):
         return f"{match.group(1)[0]}z{match.group(2)}"
@@ -160,13 +211,19 @@ class Tokenizer:
     """
 
     def __init__(
-        self, language: str = DEFAULT_LANGUAGE, *, share_ids_with: Tokenizer | None = None
+        self,
+        language: str = DEFAULT_LANGUAGE,
+        *,
+        share_ids_with: Tokenizer | None = None,
+        derivation: bool = True,
     ) -> None:
         """
         Args:
             language: Snowball name of the stemmer and stopword list.
             share_ids_with: Another tokenizer whose term numbering this one joins, so
                 passages of several languages can be searched together.
+            derivation: Join derivational families (:func:`fold_derivation`) where the
+                language has rules; ``False`` only to measure what they change.
         """
         self.language = language.strip().lower()
         self.stems = self.language in Stemmer.algorithms()
@@ -178,10 +235,14 @@ class Tokenizer:
             for word in _STOPWORDS.get(self.language, ())
         )
         self.folds_spelling = self.language in _SPELLING_FOLDED
+        self.folds_derivation = derivation and self.stems and self.language in _DERIVED
         stemming = "stem" if self.stems else "nostem"
         stopwords = "stop" if self.stopwords else "nostop"
         spelling = ":fold" if self.folds_spelling else ""
-        self.config = f"tok{TOKENIZER_VERSION}:{self.language}:{stemming}:{stopwords}{spelling}"
+        derived = ":derive" if self.folds_derivation else ""
+        self.config = (
+            f"tok{TOKENIZER_VERSION}:{self.language}:{stemming}:{stopwords}{spelling}{derived}"
+        )
         """Everything that changes the terms: part of cache keys."""
         self._ids: dict[str, int] = {}
         """term -> id (from 1); shared with ``share_ids_with``."""
@@ -261,7 +322,11 @@ class Tokenizer:
         kept = [word for word in folded if word not in self.stopwords]
         if self._stemmer is not None:
             with self._lock:
-                stems = dict(zip(kept, self._stemmer.stemWords(kept), strict=True))
+                stemmed = self._stemmer.stemWords(kept)
+            if self.folds_derivation:
+                ends = _DERIVATION_ENDS
+                stemmed = [fold_derivation(s) if s[-1:] in ends else s for s in stemmed]
+            stems = dict(zip(kept, stemmed, strict=True))
         else:
             stems = dict(zip(kept, kept, strict=True))
         return [stems.get(word, "") for word in folded]
@@ -309,6 +374,12 @@ def words_of(text: str) -> list[str]:
     """The words and CJK runs of ``text``, normalised (NFKC, casefolded), in order."""
     normalised, has_cjk = _normalise(text)
     return _words(normalised, has_cjk)
+
+
+def ascii_words(lowered: str, start: int, end: int) -> list[str]:
+    """The words of ``lowered[start:end]``, for lowercased ASCII text (the words
+    :func:`words_of` gives it, found without copying or normalising the slice)."""
+    return _ASCII_WORD_RE.findall(lowered, start, end)
 
 
 def is_cjk_run(word: str) -> bool:

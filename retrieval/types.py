@@ -170,6 +170,14 @@ class Hit(NamedTuple):
     near_copies: tuple[NearCopy, ...] = ()
     """Lower-ranked passages with nearly the same text (another version of the document, a
     repeated block, a template sibling), folded into this hit instead of shown again."""
+    answer_spans: tuple[tuple[int, int], ...] = ()
+    """``(start, end)`` offsets into ``text`` of the one or two sentences that best match the
+    query (:mod:`retrieval.answer_spans`), in text order; empty when none holds a query term."""
+
+    @property
+    def answer_text(self) -> str:
+        """The answer spans' sentences joined by a space (``""`` without spans)."""
+        return " ".join(self.text[start:end] for start, end in self.answer_spans)
 
     @property
     def relevance_label(self) -> RelevanceLabel:
@@ -256,6 +264,7 @@ class SearchResult(NamedTuple):
                     "relevance": hit.relevance,
                     "relevance_label": hit.relevance_label,
                     "near_copies": [copy.to_dict() for copy in hit.near_copies],
+                    "answer_spans": [list(span) for span in hit.answer_spans],
                 }
                 for hit in self.hits
             ],

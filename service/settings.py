@@ -29,7 +29,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from extract.pdf_ranges import PAGES_PER_PART, SPLIT_MIN_PAGES
 from extract.sandbox import DOCUMENTS_PER_CHILD, IN_PROCESS_MAX_BYTES
 from extract.types import ExtractionLimits, OcrOptions
-from retrieval.rerankers import RerankerKind
+from retrieval.rerankers import LOCAL_MAX_TOKENS, RerankerKind
 
 MB = 1024 * 1024
 
@@ -144,6 +144,8 @@ class ExtractionSettings(BaseModel):
     """PDFs with at least this many pages are read in parallel parts (each recognising its own scanned pages); shorter ones in one process."""
     layout_max_pages: int = Field(default=ExtractionLimits.layout_max_pages, ge=0)
     """PDF pages after this many are read as plain text (no tables or headings), with a warning naming them."""
+    layout_every_page: bool = ExtractionLimits.layout_every_page
+    """Send every PDF page through the layout model; by default pages without images, vector graphics or text side by side skip it and are rendered from their text layer (headings, lists and code kept)."""
     documents_per_child: int = Field(default=DOCUMENTS_PER_CHILD, ge=1)
     """Requests an extraction process serves before it is replaced by a fresh one."""
     in_process_max_bytes: int = Field(default=IN_PROCESS_MAX_BYTES, ge=0)
@@ -209,6 +211,8 @@ class SearchSettings(BaseModel):
     """Seconds the reranker may take before results fall back to BM25 order."""
     local_embed_budget: float = Field(default=0.5, ge=0)
     """Seconds one search may spend embedding passages the local reranker has no vectors for yet; the rest rank by BM25 alone."""
+    local_max_tokens: int = Field(default=LOCAL_MAX_TOKENS, ge=8, le=512)
+    """Word pieces of each passage the local model reads (the rest of a longer passage is not embedded); 128 embeds about twice as fast and ranks worse."""
     warmup_batch: int = Field(default=4, ge=1, le=64)
     """Passages the background warm-up embeds between two checks for waiting searches."""
     warmup_nice: int = Field(default=10, ge=0, le=19)

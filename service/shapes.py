@@ -75,8 +75,17 @@ class SearchHit(Struct):
         msgspec.Meta(description="The relevance in words; 'low' is below the evidence floor."),
     ]
     matched_words: list[str]
-    """Words of ``text`` (casefolded) that match a query term, as BM25 matched them: the
-    words to mark when showing the passage."""
+    """Words of ``text`` (casefolded) that match a query term, as BM25 matched them."""
+    answer_spans: Annotated[
+        list[tuple[int, int]],
+        msgspec.Meta(
+            description=(
+                "[start, end) character offsets into text of the one or two sentences that "
+                "best match the query, in text order: what to mark, or read first, when showing "
+                "the passage. Empty when no sentence holds a word of the query."
+            )
+        ),
+    ]
     near_copies: Annotated[
         list[SearchNearCopy],
         msgspec.Meta(
@@ -180,6 +189,7 @@ class SearchResponse(Struct):
                     relevance=hit.relevance,
                     relevance_label=hit.relevance_label,
                     matched_words=list(hit.matched_words),
+                    answer_spans=list(hit.answer_spans),
                     near_copies=[
                         SearchNearCopy(
                             document=DocumentName(

@@ -249,15 +249,14 @@ UPDATE documents SET size_bytes = %(size_bytes)s, content_type = %(content_type)
 WHERE id = %(document_id)s;
 
 -- count_mentions --
--- Per ready document of a project and per term: occurrences and pages (lower-cased, whitespace collapsed)
+-- Per ready document of a project and per term: occurrences and pages (both read through mention_text)
 WITH terms AS (
-    SELECT lower(t.term) AS term, t.ord
+    SELECT mention_text(t.term) AS term, t.ord
     FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS t(term, ord)
 ),
 docs AS (
     SELECT d.id, d.name, d.markdown,
-           lower(regexp_replace(regexp_replace(d.markdown, '<!-- page \d+ -->', ' ', 'g'),
-                                '\s+', ' ', 'g')) AS flat,
+           mention_text(regexp_replace(d.markdown, '<!-- page \d+ -->', ' ', 'g')) AS flat,
            ARRAY(SELECT m[1]::int FROM regexp_matches(d.markdown, '<!-- page (\d+) -->', 'g') AS m)
                AS page_numbers
     FROM documents d
@@ -265,16 +264,18 @@ docs AS (
 ),
 page_texts AS (
     SELECT docs.id, coalesce(docs.page_numbers[p.ord - 1], 1) AS page,
-           lower(regexp_replace(p.piece, '\s+', ' ', 'g')) AS flat
+           mention_text(p.piece) AS flat
     FROM docs, regexp_split_to_table(docs.markdown, '<!-- page \d+ -->') WITH ORDINALITY AS p(piece, ord)
 ),
 found_pages AS (
     SELECT pt.id, terms.ord, array_agg(DISTINCT pt.page ORDER BY pt.page) AS pages
-    FROM page_texts pt JOIN terms ON strpos(pt.flat, terms.term) > 0
+    FROM page_texts pt JOIN terms ON terms.term <> '' AND strpos(pt.flat, terms.term) > 0
     GROUP BY pt.id, terms.ord
 )
 SELECT docs.id AS document_id, docs.name AS document_name, terms.ord AS term_index,
-       (length(docs.flat) - length(replace(docs.flat, terms.term, ''))) / length(terms.term) AS count,
+       CASE WHEN terms.term = '' THEN 0
+            ELSE (length(docs.flat) - length(replace(docs.flat, terms.term, ''))) / length(terms.term)
+       END AS count,
        coalesce(fp.pages, '{}'::int[]) AS pages
 FROM docs CROSS JOIN terms
 LEFT JOIN found_pages fp ON fp.id = docs.id AND fp.ord = terms.ord

@@ -114,3 +114,24 @@ CREATE TABLE queue_migrations (
     name        text PRIMARY KEY,
     applied_at  timestamptz NOT NULL DEFAULT now()
 );
+
+-- How find_mentions reads text: one definition for documents and terms (018_mention_text.sql).
+CREATE FUNCTION mention_text(body text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURNS NULL ON NULL INPUT
+RETURN btrim(lower(
+    regexp_replace(
+        regexp_replace(
+            regexp_replace(
+                regexp_replace(
+                    regexp_replace(
+                        regexp_replace(
+                            regexp_replace(normalize(body, NFKC),
+                                '([[:alnum:]])[-\u00ad\u2010][ \t]*\n\s*([[:alnum:]])', '\1\2', 'g'),
+                            '<[^<>]*>', ' ', 'g'),
+                        '\*\*|~~|`', '', 'g'),
+                    '(^|[^[:alnum:]_])_+|_+([^[:alnum:]_]|$)', '\1\2', 'g'),
+                '\\([^[:alnum:][:space:]])', '\1', 'g'),
+            '\s+', ' ', 'g'),
+        '([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]) (?=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])',
+        '\1', 'g')
+));

@@ -7,7 +7,8 @@ Three parts, each usable alone (one module each; this package re-exports what ca
   (fewer than :data:`MIN_TEXT_CHARS` letters or digits, but an image or ink on the page),
   *garbage text* (at least ``GARBAGE_SHARE`` of its characters are U+FFFD, control,
   private-use or unassigned code points: glyphs without a Unicode mapping; or a few
-  characters, mostly symbols), or text that covers a *tiny fraction* of a page that is mostly
+  characters, mostly symbols), *not words* (its tokens are shaped like no word of any script:
+  :mod:`extract.ocr.plausibility`), or text that covers a *tiny fraction* of a page that is mostly
   image (a scan with a stamped page number), or when forced. Any other page keeps its text
   layer and is never recognised.
 * **Which engine** (:mod:`extract.ocr.engines`). :func:`select_engine` resolves ``auto |

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from extract.ocr.plausibility import is_garbage
+
 MIN_TEXT_CHARS = 10
 """Below this many letters/digits, a page that shows an image (or ink) has no text layer."""
 GARBAGE_SHARE = 0.3
@@ -26,7 +28,7 @@ share of dark pixels in a coarse rendering."""
 _INK_DPI = 18
 _UNMAPPED_CATEGORIES = frozenset({"Cc", "Co", "Cn", "Cs"})
 
-OcrReason = Literal["no_text", "garbage_text", "tiny_text", "forced"]
+OcrReason = Literal["no_text", "garbage_text", "not_words", "tiny_text", "forced"]
 """Why a page is recognised instead of read from its text layer."""
 
 
@@ -78,6 +80,8 @@ def ocr_reason(layer: TextLayer, *, force: bool = False) -> OcrReason | None:
         return "forced" if force else None
     if layer.unmapped_share >= GARBAGE_SHARE:
         return "garbage_text"
+    if is_garbage(layer.text):
+        return "not_words"
     if layer.image_area >= IMAGE_COVER_SHARE and layer.text_area < TINY_TEXT_SHARE:
         return "tiny_text"
     return "forced" if force else None

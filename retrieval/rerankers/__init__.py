@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, TypedDict, cast, overload
 
 from retrieval.rerankers.base import (
+    LOCAL_MAX_TOKENS,
     RERANKER_KINDS,
     ClosableReranker,
     GuardedReranker,
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Unpack
 
 __all__ = [
+    "LOCAL_MAX_TOKENS",
     "RERANKER_KINDS",
     "ClosableReranker",
     "CohereOptions",

@@ -2,8 +2,8 @@
 
 Cosine similarity of a small bi-encoder alone reorders a BM25 shortlist worse
 than BM25 does, but the two make different mistakes, so a fusion beats both.
-Pure functions on plain lists; the chosen method and weight are recorded in
-:mod:`retrieval.rerankers.local` (tuned by ``bench/tune_fusion.py``).
+Pure functions on plain lists; the chosen method and its constant are recorded in
+:mod:`retrieval.rerankers.local` (chosen by ``bench/tune_fusion.py``).
 """
 
 from __future__ import annotations

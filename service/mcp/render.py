@@ -92,6 +92,8 @@ def _search_body(project: Project, query: str, result: SearchResult) -> str:
         lines.append("")
         heading = f" — {hit.heading}" if hit.heading else ""
         lines.append(f"[{number}] {hit.document_name} — {page_span(hit.pages)}{heading}")
+        if hit.answer_spans:
+            lines.append(textwrap.indent(f"Best match: {hit.answer_text}", "  "))
         lines.append(textwrap.indent(hit.text.strip(), "  "))
         if hit.near_copies:
             lines.append(f"  ({near_copies_note(hit.near_copies)})")

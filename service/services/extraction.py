@@ -65,6 +65,7 @@ def limits_for(settings: Settings) -> ExtractionLimits:
             force=settings.ocr.force,
         ),
         layout_max_pages=settings.extraction.layout_max_pages,
+        layout_every_page=settings.extraction.layout_every_page,
     )
 
 

@@ -2,8 +2,12 @@
 
 Search returns a top-k sample ranked by relevance; this answers the questions a
 sample cannot — "list all", "how many", "is it anywhere?" — exhaustively. A term
-matches case-insensitively as an exact substring after whitespace is collapsed
-(so a phrase broken across lines still matches). PostgreSQL scans the Markdown
+matches case-insensitively as an exact substring of the text read the way the SQL
+function ``mention_text`` reads it (``sql/018_mention_text.sql``), for the term and
+the document alike: NFKC, whitespace collapsed, a word hyphenated at a line end
+joined, the extractor's markup (``<br>`` and other tags, ``**``, ``~~``, backticks,
+``_emphasis_``) dropped and no space between Chinese or Japanese characters, so a
+phrase broken across lines, cells or columns still matches. PostgreSQL scans the Markdown
 of every ready document in the project on each call: linear in the project's
 text, which is fine at the scale of one person's projects.
 """

@@ -148,7 +148,9 @@ def build_reranker(settings: Settings, *, score_every_candidate: bool = False) -
         )
     if kind == "local":
         budget = None if score_every_candidate else settings.search.local_embed_budget
-        return make_reranker("local", embed_budget=budget)
+        return make_reranker(
+            "local", embed_budget=budget, max_tokens=settings.search.local_max_tokens
+        )
     return make_reranker(kind)
 
 

@@ -70,3 +70,15 @@ async def test_the_openapi_schema_describes_the_folded_copies(
     assert set(components["SearchNearCopy"]["properties"]) == {
         "document", "pages", "chunk_id", "similarity"
     }  # fmt: skip
+
+
+async def test_the_openapi_schema_describes_the_answer_spans(
+    app_client_without_worker: Any,
+) -> None:
+    schema = (await app_client_without_worker.get("/schema/openapi.json")).json()
+    hit = schema["components"]["schemas"]["SearchHit"]
+    assert "answer_spans" in hit["required"]
+    spans = hit["properties"]["answer_spans"]
+    assert spans["type"] == "array"
+    assert spans["items"]["type"] == "array"
+    assert "character offsets into text" in spans["description"]

@@ -39,6 +39,7 @@ GOOD_TEXT = "The quarterly report shows revenue grew in every region. " * 5
         (TextLayer("\x03\x04\x05\x06 Overview \x07\x08\x0e\x0f\x10", 0.5, 0.0), "garbage_text"),
         (TextLayer("\ufffd" * 40 + " words here", 0.5, 0.0), "garbage_text"),
         (TextLayer('"7+%-', text_area=0.0005, image_area=0.0), "garbage_text"),
+        (TextLayer("HoMep KoppeKn1pOBKH Cl>opMa CyMMa ynnaTe " * 8, 0.5, 0.0), "not_words"),
         (TextLayer("Downloaded from the archive on 2024-01-01", 0.01, 0.95), "tiny_text"),
     ],
 )

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from typing import Any
+
+import pymupdf
 import pytest
 
 from extract import (
@@ -11,6 +14,7 @@ from extract import (
     ScannedPdfError,
     extract_document,
 )
+from extract.pdf import extract_pdf_part
 from tests.unit.extract import samples
 
 
@@ -30,7 +34,7 @@ def test_pdf_keeps_heading_table_and_page_markers() -> None:
 
 
 def test_pdf_pages_after_the_layout_budget_fall_back_to_plain_text() -> None:
-    limits = ExtractionLimits(layout_budget_seconds=0.0)
+    limits = ExtractionLimits(layout_budget_seconds=0.0, layout_every_page=True)
 
     extraction = extract_document(samples.pdf_report(), "report.pdf", None, limits=limits)
 
@@ -99,3 +103,29 @@ def test_pdf_with_more_pages_than_allowed_is_too_large() -> None:
 def test_truncated_pdf_is_corrupt() -> None:
     with pytest.raises(CorruptDocumentError):
         extract_document(b"%PDF-1.7\n%%EOF\n", "broken.pdf", None)
+
+
+def test_a_page_without_figures_tables_or_columns_takes_the_fast_path() -> None:
+    document: Any = pymupdf.open()
+    page = document.new_page()
+    page.insert_text((72, 80), "Method", fontsize=20)
+    for line, top in enumerate(range(120, 400, 14)):
+        page.insert_text((72, top), f"Line {line} of the method, in body text.", fontsize=10)
+    page.insert_text((72, 420), "Results", fontname="hebo", fontsize=10)
+    page.insert_text((72, 436), "The results follow the method.", fontsize=10)
+    data = bytes(document.tobytes())
+
+    fast = extract_pdf_part(data, ExtractionLimits())
+    slow = extract_pdf_part(data, ExtractionLimits(layout_every_page=True))
+
+    assert fast.simple == (0,) and slow.simple == ()
+    assert fast.bodies[0].startswith("# Method\n\nLine 0 of the method")
+    assert "### Results\n\nThe results follow the method." in fast.bodies[0]
+    assert [line for line in slow.bodies[0].splitlines() if line.startswith("#")]
+
+
+def test_a_page_with_a_ruled_table_is_left_to_the_layout_model() -> None:
+    part = extract_pdf_part(samples.pdf_report(), ExtractionLimits(), range(0, 1))
+
+    assert part.simple == ()
+    assert "|North|120|" in part.bodies[0].replace(" ", "")

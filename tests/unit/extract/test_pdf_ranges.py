@@ -146,7 +146,7 @@ def test_a_part_whose_layout_attempt_failed_is_plain_text_and_says_which_pages()
 
 
 def test_pages_beyond_the_layout_page_budget_are_plain_text_with_a_warning() -> None:
-    limits = ExtractionLimits(layout_max_pages=1)
+    limits = ExtractionLimits(layout_max_pages=1, layout_every_page=True)
 
     extraction = extract_document(samples.pdf_report(), "r.pdf", None, limits=limits)
 

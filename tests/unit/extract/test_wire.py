@@ -48,6 +48,10 @@ def _every_field_set() -> PdfPart:
         failed=(12,),
         layout_failure="cycle",
         dropped_text=(13,),
+        unfaithful=(14,),
+        vertical=(15,),
+        simple=(16,),
+        implausible=(17,),
     )
     defaults = PdfPart(page_count=0, start=0, bodies=())
     unset = [

@@ -271,6 +271,7 @@ def test_to_dict_gives_the_rest_shape(index: ChunkIndex) -> None:
         "relevance",
         "relevance_label",
         "near_copies",
+        "answer_spans",
     }
     assert first["document"] == {"id": result.hits[0].document_id, "name": "Fruit.pdf"}
     assert shaped["reranker"] == "down"

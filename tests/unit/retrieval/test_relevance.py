@@ -171,3 +171,21 @@ def test_without_the_rerankers_relevance_the_lexical_estimate_is_used(index: Chu
     odd = search(index, query, REFS, reranker=FixedRelevance((1.7, float("nan")) + (-1.0,) * 20))
     assert all(0.0 <= hit.relevance <= 1.0 for hit in odd.hits)
     assert max(hit.relevance for hit in odd.hits) == 1.0
+
+
+def test_high_needs_the_key_terms_or_a_confident_embedding() -> None:
+    from retrieval.relevance import (
+        CONFIDENT_COSINE,
+        KEY_COVERAGE,
+        earned,
+        local_relevance,
+        relevance_label,
+    )
+
+    assert relevance_label(earned(0.95, coverage=KEY_COVERAGE)) == "high"
+    assert relevance_label(earned(0.95, coverage=0.2, cosine=CONFIDENT_COSINE)) == "high"
+    assert relevance_label(earned(0.95, coverage=0.2, cosine=0.3)) == "medium"
+    assert relevance_label(earned(0.95, coverage=0.2)) == "medium"
+    assert earned(0.6, coverage=0.0) == 0.6  # below high nothing changes, nor the verdict
+    # a passage sharing few of the question's words reads "medium", however high its estimate
+    assert relevance_label(local_relevance(cosine=0.55, coverage=0.3)) != "high"

@@ -14,9 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from retrieval.relevance import EVIDENCE_FLOOR
 from retrieval.rerankers.embedder import DIMENSIONS, MiniLMEmbedder
 from retrieval.rerankers.fusion import min_max
-from retrieval.rerankers.local import LocalReranker
+from retrieval.rerankers.local import BM25_WEIGHT, LocalReranker
 from retrieval.rerankers.vector_cache import VectorCache
 from retrieval.types import Candidate
 from tests.support.paths import REPO_DIR
@@ -35,7 +36,7 @@ def _long_passage(number: int) -> str:
 @pytest.fixture(scope="module")
 def shared() -> LocalReranker:
     """One loaded reranker for tests that do not count embeddings or need a cold cache."""
-    return LocalReranker(intra_op_num_threads=2, bm25_weight=0.35)
+    return LocalReranker(intra_op_num_threads=2)
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +59,9 @@ socket.create_connection = lambda address, *a, **k: refuse(None, address)
 from retrieval.rerankers.local import LocalReranker
 from retrieval.types import Candidate
 reranker = LocalReranker(intra_op_num_threads=1)
-candidates = [Candidate("a", "The weather in Paris today.", 2.0),
-              Candidate("b", "Aspirin lowers the risk of heart attack.", 1.0)]
+candidates = [Candidate("a", "The weather in Paris today.", 3.0),
+              Candidate("b", "Aspirin lowers the risk of heart attack.", 2.0),
+              Candidate("c", "Heart disease and its drugs, in numbers.", 1.0)]
 result = reranker.rerank("does aspirin prevent heart attacks", candidates,
                          deadline=time.monotonic() + 30)
 print(json.dumps({"reranked": result.reranked, "warnings": list(result.warnings),
@@ -121,7 +123,7 @@ def test_rerank_fuses_bm25_with_cosine_as_documented(
     query_vector = embedder.embed([query])[0]
     cosine = [float(query_vector @ embedder.embed([c.text])[0]) for c in candidates]
     expected = [
-        0.35 * b + 0.65 * c
+        BM25_WEIGHT * b + (1 - BM25_WEIGHT) * c
         for b, c in zip(min_max([c.bm25 for c in candidates]), min_max(cosine), strict=True)
     ]
     assert result.reranked
@@ -147,9 +149,8 @@ def test_relevance_is_absolute_not_relative_to_the_candidates(shared: LocalReran
     without = shared.rerank(query, filler, deadline=time.monotonic() + 30)
     assert len(with_answer.relevance) == 3 and len(without.relevance) == 2
     assert all(0.0 <= value <= 1.0 for value in (*with_answer.relevance, *without.relevance))
-    # The fused score of the best filler is 1 either way; its relevance stays low.
-    assert max(without.scores) == pytest.approx(1.0)
-    assert max(without.relevance) < 0.2 < 0.8 < with_answer.relevance[0]
+    # The fused score only orders; relevance stays low for the best filler.
+    assert max(without.relevance) < EVIDENCE_FLOOR < 0.8 < with_answer.relevance[0]
     assert without.relevance == pytest.approx(with_answer.relevance[1:])
 
 
@@ -160,7 +161,7 @@ def test_empty_candidate_list_gives_empty_result(shared: LocalReranker) -> None:
 
 
 def test_cold_cache_answers_partially_by_the_deadline() -> None:
-    reranker = LocalReranker(intra_op_num_threads=2, bm25_weight=0.35, max_tokens=128)
+    reranker = LocalReranker(intra_op_num_threads=2, max_tokens=128)
     reranker.load()
     candidates = [_candidate(_long_passage(n), 100.0 - n) for n in range(150)]
     budget = 1.5
@@ -176,7 +177,7 @@ def test_cold_cache_answers_partially_by_the_deadline() -> None:
     # ...and their score is the BM25 part alone.
     bm25_part = min_max([c.bm25 for c in candidates])
     for index in result.unscored:
-        assert result.scores[index] == pytest.approx(0.35 * bm25_part[index])
+        assert result.scores[index] == pytest.approx(BM25_WEIGHT * bm25_part[index])
     assert reranker.passages_embedded == len(candidates) - len(result.unscored)
 
 
@@ -237,7 +238,7 @@ def test_concurrent_reranks_share_the_model_and_agree(shared: LocalReranker) -> 
 
 
 def test_the_embedding_budget_bounds_a_cold_query_below_its_deadline() -> None:
-    reranker = LocalReranker(intra_op_num_threads=2, embed_budget=0.3)
+    reranker = LocalReranker(intra_op_num_threads=2, embed_budget=0.3, max_tokens=128)
     reranker.load()
     candidates = [_candidate(_long_passage(n), 100.0 - n) for n in range(60)]
     started = time.monotonic()
@@ -276,7 +277,7 @@ def test_warm_embeds_on_its_own_session_and_tells_what_is_uncached() -> None:
 
 
 def test_one_slow_moment_does_not_stop_later_queries_from_scoring() -> None:
-    reranker = LocalReranker(intra_op_num_threads=2, embed_budget=0.3)
+    reranker = LocalReranker(intra_op_num_threads=2, embed_budget=0.3, max_tokens=128)
     reranker.load()
     reranker._seconds_per_passage = 5.0  # as measured once while the machine was swamped
     candidates = [_candidate(_long_passage(n), 100.0 - n) for n in range(20)]

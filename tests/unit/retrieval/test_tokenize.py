@@ -132,3 +132,30 @@ def test_vertical_cjk_text_split_by_line_breaks_still_forms_bigrams() -> None:
     assert set(tokenizer.query_terms("横断歩道")) <= set(tokenizer.document_terms(vertical))
     # Korean words are separated by spaces: they stay apart.
     assert "다학" not in tokenizer.document_terms("한국어 사용자는 하다 학교")
+
+
+def test_derivational_forms_meet_in_english() -> None:
+    tokenizer = Tokenizer("english")
+    families = [
+        ("conclude", "conclusion", "concluding", "conclusions", "conclusive"),
+        ("summarize", "summary", "summaries", "summarise"),
+        ("determine", "determinant", "determinants"),
+        ("analysis", "analyze", "analyses"),
+        ("decide", "decision"),
+        ("introduce", "introduction"),
+        ("describe", "description"),
+    ]
+    for family in families:
+        assert len({term for word in family for term in tokenizer.query_terms(word)}) == 1, family
+
+
+def test_derivation_keeps_unrelated_words_apart() -> None:
+    tokenizer = Tokenizer("english")
+    pairs = [("please", "plead"), ("incidence", "incision"), ("Claude", "clause")]
+    for first, second in pairs:
+        assert tokenizer.query_terms(first) != tokenizer.query_terms(second)
+    # other languages are stemmed by Snowball alone
+    assert Tokenizer("french").query_terms("conclure") != Tokenizer("french").query_terms(
+        "conclusion"
+    )
+    assert Tokenizer("english", derivation=False).query_terms("conclude") == ["conclud"]

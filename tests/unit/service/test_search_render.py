@@ -47,7 +47,7 @@ def test_the_mcp_text_says_where_the_folded_copy_is() -> None:
     (hit,) = result.hits
     (copy,) = hit.near_copies
     text = render.search_text(_found(result))
-    assert text.count("warehouse") == 1
+    assert text.count("warehouse") == 2  # the best-matching sentence first, then the passage
     assert f"  (1 near-copy folded: {copy.document_name} p. {copy.pages[0]})" in text.splitlines()
 
 
@@ -59,3 +59,22 @@ def test_the_rest_body_and_cli_json_carry_the_folded_copy() -> None:
     assert {shown["document"]["id"], copy["document"]["id"]} == {OLD, NEW}
     assert copy["pages"] == ([2, 2] if copy["document"]["id"] == OLD else [3, 3])
     assert 0.5 <= copy["similarity"] < 1.0
+
+
+def test_the_mcp_text_puts_the_answering_sentence_first() -> None:
+    result = _result()
+    (hit,) = result.hits
+    lines = render.search_text(_found(result)).splitlines()
+    header = next(n for n, line in enumerate(lines) if line.startswith("[1] "))
+    assert lines[header + 1] == f"  Best match: {hit.answer_text}"
+    assert "damage in transit" in hit.answer_text
+    assert lines[header + 2].startswith("  The supplier shall deliver")
+
+
+def test_the_rest_body_and_cli_json_carry_the_answer_spans() -> None:
+    result = _result()
+    body = msgspec.json.decode(msgspec.json.encode(SearchResponse.from_search(_found(result))))
+    (shown,) = body["results"]
+    ((start, end),) = shown["answer_spans"]
+    assert shown["text"][start:end] == result.hits[0].answer_text
+    assert shown["text"][start:end].endswith("damage in transit.")

@@ -1,7 +1,8 @@
-// Mark words in rendered text: text nodes and <mark> elements, never HTML strings.
+// Mark words or sentences in rendered text: text nodes and <mark> elements, never HTML strings.
 //
-// Which words to mark is not decided here: the search API lists, for each result, the words of
-// its passage that matched the query (the same stemming and stopwords BM25 used).
+// What to mark is not decided here: the search API gives, for each result, the sentences of its
+// passage that best answer the query (answer_spans: offsets into its text), and the words of it
+// that matched the query (the same stemming and stopwords BM25 used).
 
 function escapeRegExp(text) {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -42,4 +43,46 @@ export function markWords(root, words) {
     if (last < text.length) pieces.push(text.slice(last));
     node.replaceWith(...pieces);
   }
+}
+
+/** The plain words of a Markdown sentence, as its rendering shows them: emphasis, code and
+ * table-cell markers dropped, whitespace collapsed. */
+function shownText(markdownText) {
+  return markdownText
+    .replace(/[*_`~]+/g, "")
+    .replace(/^\s*([#>]+|[-+]|\d+[.)])\s+/, "")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+/** Wrap each of `sentences` (Markdown source text) in <mark class="answer"> where the rendered
+ * text under `root` shows it within one text node; returns the sentences it could not mark (one
+ * that crosses a link, emphasis or table cell), for the caller to show another way. */
+export function markSentences(root, sentences) {
+  const missed = [];
+  for (const sentence of sentences) {
+    const wanted = shownText(sentence);
+    if (!wanted) continue;
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    let marked = false;
+    for (let node = walker.nextNode(); node && !marked; node = walker.nextNode()) {
+      const collapsed = node.nodeValue.replace(/\s+/g, " ");
+      const at = collapsed.indexOf(wanted);
+      if (at < 0 || collapsed.length !== node.nodeValue.length) {
+        if (at < 0) continue;
+        // Whitespace differs from the source: mark the node whole when it is only this sentence.
+        if (collapsed.trim() !== wanted) continue;
+      }
+      const start = collapsed.length === node.nodeValue.length ? at : 0;
+      const end = collapsed.length === node.nodeValue.length ? at + wanted.length : node.nodeValue.length;
+      const text = node.nodeValue;
+      const mark = document.createElement("mark");
+      mark.className = "answer";
+      mark.textContent = text.slice(start, end);
+      node.replaceWith(...[text.slice(0, start), mark, text.slice(end)].filter((part) => part !== ""));
+      marked = true;
+    }
+    if (!marked) missed.push(sentence);
+  }
+  return missed;
 }

@@ -3,7 +3,7 @@
 import { api, segment } from "./api.js";
 import { el } from "./dom.js";
 import { openOriginal } from "./originals.js";
-import { renderPassage } from "./passage.js";
+import { renderAnswer } from "./passage.js";
 
 export function pageLabel(pages) {
   const [first, last] = pages;
@@ -81,9 +81,20 @@ export function createSearch({ form, input, status, results, getProjectId }) {
         relevanceMeter(result),
       ),
       result.heading ? el("p", { class: "result-heading", text: result.heading }) : null,
-      el("div", { class: "passage" }, renderPassage(result.text, result.matched_words || [])),
+      ...passage(result),
       copiesNote(result.near_copies || []),
     );
+  }
+
+  function passage(result) {
+    // The sentences that answer are marked in the passage; one the rendering splits (a table
+    // cell, emphasis inside it) is quoted above it instead. Query words are not marked: common
+    // ones (how, can, one, per) would light up every passage.
+    const { fragment, missed } = renderAnswer(result.text, result.answer_spans || []);
+    const quoted = missed.length
+      ? el("p", { class: "answer-quote" }, el("mark", { class: "answer", text: missed.join(" ") }))
+      : null;
+    return [quoted, el("div", { class: "passage" }, fragment)];
   }
 
   function copiesNote(copies) {
