@@ -15,21 +15,54 @@ MAX_MARKED_WORDS = 64
 """Enough for any passage a person reads; bounds the response of a query of many words."""
 
 
-def matched_words(tokenizer: Tokenizer, text: str, query_terms: Collection[str]) -> tuple[str, ...]:
-    """Distinct words (casefolded) of ``text`` that match one of ``query_terms``, in order.
+class WordMarker:
+    """:func:`matched_words` for one query, over as many passages as a search shows.
 
-    A CJK run contributes the bigrams (or the single character) the query asked for, since its
-    script has no word boundaries to mark whole words by.
+    Each distinct word is analysed once (in one stemmer call per passage, for the words not
+    seen before) and its verdict remembered, so the passages of one search, which share most
+    of their words, cost a dictionary look-up per word rather than an analysis.
     """
-    wanted = set(query_terms)
-    if not wanted:
-        return ()
-    found: dict[str, None] = {}
-    for word in dict.fromkeys(words_of(text)):
-        if is_cjk_run(word):
-            found.update(dict.fromkeys(t for t in cjk_terms(word, unigrams=True) if t in wanted))
-        elif any(term in wanted for term in tokenizer.query_terms(word)):
-            found[word] = None
-        if len(found) >= MAX_MARKED_WORDS:
-            break
-    return tuple(found)[:MAX_MARKED_WORDS]
+
+    def __init__(self, tokenizer: Tokenizer, query_terms: Collection[str]) -> None:
+        self._tokenizer = tokenizer
+        self._wanted = frozenset(query_terms)
+        self._matches: dict[str, bool] = {}
+        """word -> whether its term is one of the query's."""
+
+    def __call__(self, text: str) -> tuple[str, ...]:
+        """Distinct words (casefolded) of ``text`` that match one of the query's terms, in order.
+
+        A CJK run contributes the bigrams (or the single character) the query asked for, since
+        its script has no word boundaries to mark whole words by.
+        """
+        wanted = self._wanted
+        if not wanted:
+            return ()
+        words = list(dict.fromkeys(words_of(text)))
+        self._learn(words)
+        matches = self._matches
+        found: dict[str, None] = {}
+        for word in words:
+            if is_cjk_run(word):
+                found.update(
+                    dict.fromkeys(t for t in cjk_terms(word, unigrams=True) if t in wanted)
+                )
+            elif matches[word]:
+                found[word] = None
+            if len(found) >= MAX_MARKED_WORDS:
+                break
+        return tuple(found)[:MAX_MARKED_WORDS]
+
+    def _learn(self, words: list[str]) -> None:
+        new = [word for word in words if word not in self._matches and not is_cjk_run(word)]
+        if new:
+            terms = self._tokenizer.word_terms(new)
+            wanted = self._wanted
+            self._matches.update(
+                (word, term in wanted) for word, term in zip(new, terms, strict=True)
+            )
+
+
+def matched_words(tokenizer: Tokenizer, text: str, query_terms: Collection[str]) -> tuple[str, ...]:
+    """:class:`WordMarker`'s answer for one passage."""
+    return WordMarker(tokenizer, query_terms)(text)

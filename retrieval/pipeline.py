@@ -24,7 +24,7 @@ from retrieval.document_questions import (
     document_question,
 )
 from retrieval.errors import EmptyQuery, InvalidSearchParameter, QueryTooLong
-from retrieval.highlights import matched_words
+from retrieval.highlights import WordMarker
 from retrieval.near_duplicates import collapse
 from retrieval.noise import demotion, look_alikes
 from retrieval.relevance import SECTION_RELEVANCE, clamp, insufficient_evidence, lexical_relevance
@@ -143,9 +143,10 @@ def search(
         order = _balance(index, indexed, matrices, picked, order, sides)
     shown = collapse(order, lambda i: chunks[i].key, lambda i: chunks[i].text, limit=top_k)
     spans = _AnswerSpans(index, indexed, query, sections)
+    marker = _Marker(index, query)
     marked = {
-        item.position: _marked(
-            index, indexed[picked.entries[item.position].document], query, chunks[item.position]
+        item.position: marker(
+            indexed[picked.entries[item.position].document].language, chunks[item.position]
         )
         for item in shown
     }
@@ -189,12 +190,23 @@ def search(
     )
 
 
-def _marked(
-    index: ChunkIndex, document: IndexedDocument, query: str, chunk: Chunk
-) -> tuple[str, ...]:
-    """The words of a hit a reader should see marked, in its document's own language."""
-    tokenizer = index.tokenizer_for(document.language)
-    return matched_words(tokenizer, chunk.text, tokenizer.query_terms(query))
+class _Marker:
+    """The words of each hit a reader should see marked, in its document's own language
+    (:class:`retrieval.highlights.WordMarker`, one per language, so a word is analysed once
+    per search)."""
+
+    def __init__(self, index: ChunkIndex, query: str) -> None:
+        self._index, self._query = index, query
+        self._markers: dict[str, WordMarker] = {}
+
+    def __call__(self, language: str, chunk: Chunk) -> tuple[str, ...]:
+        marker = self._markers.get(language)
+        if marker is None:
+            tokenizer = self._index.tokenizer_for(language)
+            marker = self._markers[language] = WordMarker(
+                tokenizer, tokenizer.query_terms(self._query)
+            )
+        return marker(chunk.text)
 
 
 class _AnswerSpans:

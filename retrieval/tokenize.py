@@ -269,6 +269,12 @@ class Tokenizer:
         """Terms of a query, in order, repeats kept (a repeated word weighs more)."""
         return self._analyse(text, cjk_unigrams=False)
 
+    def word_terms(self, words: Sequence[str]) -> list[str]:
+        """The term of each word :func:`words_of` gave (``""`` for a stopword), all in one
+        stemmer call: what :meth:`query_terms` makes of each word alone, without analysing
+        each one afresh. CJK runs are not words here (:func:`cjk_terms` splits them)."""
+        return self._terms_of(list(words))
+
     def document_term_ids(self, text: str) -> list[int]:
         """Ids of :meth:`document_terms`, numbering new terms."""
         (ids,) = self.documents_term_ids([text])

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from retrieval.highlights import MAX_MARKED_WORDS, matched_words
+from collections.abc import Sequence
+
+from retrieval.highlights import MAX_MARKED_WORDS, WordMarker, matched_words
 from retrieval.tokenize import Tokenizer
 
 
@@ -30,3 +32,36 @@ def test_no_query_term_marks_nothing() -> None:
 def test_the_list_is_bounded() -> None:
     words = [f"word{index}" for index in range(MAX_MARKED_WORDS * 2)]
     assert len(marked(" ".join(words), " ".join(words))) == MAX_MARKED_WORDS
+
+
+class _CountingTokenizer(Tokenizer):
+    """Counts the words it is asked to analyse one by one."""
+
+    def __init__(self) -> None:
+        super().__init__("english")
+        self.analysed: list[str] = []
+
+    def word_terms(self, words: Sequence[str]) -> list[str]:
+        self.analysed.extend(words)
+        return super().word_terms(words)
+
+
+def test_a_search_analyses_each_distinct_word_once_over_its_passages() -> None:
+    tokenizer = _CountingTokenizer()
+    marker = WordMarker(tokenizer, tokenizer.query_terms("traces of cats"))
+    first = marker("The tracing of traces, and cats.")
+    second = marker("Cats leave traces; the tracing goes on.")
+    assert first == marked("traces of cats", "The tracing of traces, and cats.")
+    assert second == ("cats", "traces", "tracing")
+    assert sorted(tokenizer.analysed) == sorted(set(tokenizer.analysed))
+    assert set(tokenizer.analysed) == {
+        "the",
+        "tracing",
+        "of",
+        "traces",
+        "and",
+        "cats",
+        "leave",
+        "goes",
+        "on",
+    }
