@@ -117,6 +117,9 @@ class ChunkIndex:
         self._entries: OrderedDict[CacheKey, IndexedDocument] = OrderedDict()
         self._nbytes = 0
         self._lock = threading.Lock()
+        self.evictions = 0
+        """Entries dropped (evicted or cleared) since start: what was cached before this last
+        changed may be gone."""
 
     def tokenizer_for(self, language: str) -> Tokenizer:
         """The tokenizer of ``language``, numbering terms with the default one."""
@@ -245,6 +248,7 @@ class ChunkIndex:
 
     def clear(self) -> None:
         with self._lock:
+            self.evictions += len(self._entries)
             self._entries.clear()
             self._nbytes = 0
 
@@ -285,6 +289,7 @@ class ChunkIndex:
         while self._entries and self._nbytes > self.max_bytes:
             _, entry = self._entries.popitem(last=False)
             self._nbytes -= entry.nbytes
+            self.evictions += 1
 
 
 def _unique(refs: Iterable[DocumentRef]) -> list[DocumentRef]:

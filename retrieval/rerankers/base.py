@@ -51,6 +51,11 @@ class WarmableReranker(Reranker, Protocol):
         """Those of ``keys`` not prepared yet (how much warming is left)."""
         ...
 
+    @property
+    def evictions(self) -> int:
+        """How many prepared passages it has dropped since start (grows, never shrinks)."""
+        ...
+
 
 @runtime_checkable
 class LoadableReranker(Reranker, Protocol):

@@ -207,6 +207,11 @@ class LocalReranker:
         """Those of the passage ``keys`` that have no vector in the cache now."""
         return self.cache.missing(self.model_id, keys)
 
+    @property
+    def evictions(self) -> int:
+        """Vectors the cache has dropped since start."""
+        return self.cache.evictions
+
     def warm(self, passages: Iterable[tuple[str, str]]) -> int:
         """Embed the uncached ``(key, text)`` passages in batches; return how many were embedded.
 

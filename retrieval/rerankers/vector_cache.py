@@ -26,6 +26,9 @@ class VectorCache:
         self._entries: OrderedDict[tuple[str, str], Vector] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        self.evictions = 0
+        """Entries dropped to stay within bounds since start: a warm-up that finished before
+        this last changed may no longer be warm."""
 
     def __len__(self) -> int:
         with self._lock:
@@ -65,3 +68,4 @@ class VectorCache:
             ):
                 _, evicted = self._entries.popitem(last=False)
                 self._bytes -= evicted.nbytes
+                self.evictions += 1

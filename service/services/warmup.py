@@ -16,8 +16,13 @@ in-memory caches ahead of queries, without ever competing with one:
   the best reason first, then the most recently used project, and warms one
   project at a time; a better job arriving preempts the current one between
   batches (what is done stays done: the caches are keyed by content).
-* **Said.** :meth:`Warmup.progress` reports passages warm / total per project:
-  totals in ``GET /api/health``, the caller's projects in ``GET /api/status``.
+* **Said.** :meth:`Warmup.progress` reports passages warm / total per project,
+  summed over every document of the project a job has reached (not only the last
+  job's): totals in ``GET /api/health``, the caller's projects in ``GET /api/status``.
+* **Tied to the caches.** A search of a project whose last search warm-up covered the
+  same documents queues nothing, but only while neither cache has evicted anything
+  since that warm-up began (:attr:`ChunkIndex.evictions`, the reranker's
+  ``evictions``): after an eviction the next search warms the project again.
 
 The thread is a daemon and stops at :meth:`Warmup.close` after its current
 batch: a one-shot command never waits for it (and the CLI does not start it).
@@ -104,6 +109,19 @@ class _Job:
         return (_RANK[self.reason], -self.used)
 
 
+Generation = tuple[int, int]
+"""(chunk cache evictions, vector cache evictions): unchanged means nothing was dropped."""
+
+
+class _WarmRecord(NamedTuple):
+    """A project's last complete search warm-up."""
+
+    versions: frozenset[tuple[str, str]]
+    """(document id, content hash) of the documents it covered."""
+    generation: Generation
+    """The caches' eviction counts when it began."""
+
+
 class Warmup:
     """Warms a :class:`ChunkIndex` and the reranker's vectors on one low-priority daemon thread."""
 
@@ -134,8 +152,13 @@ class Warmup:
         """Passages the warm-up itself embedded (not those embedded by queries)."""
         self._jobs: dict[tuple[str, WarmReason], _Job] = {}
         self._progress: dict[str, ProjectWarmth] = {}
-        self._warm_refs: dict[str, frozenset[tuple[str, str]]] = {}
-        """Per project, the (document id, content hash) of its last complete search warm-up."""
+        self._warm_refs: dict[str, _WarmRecord] = {}
+        """Per project, its last complete search warm-up."""
+        self._counts: dict[str, dict[tuple[str, str], tuple[int, int]]] = {}
+        """Per project, per (document id, content hash): (passages warm, passages) when a job
+        last reached it; :meth:`progress` sums them."""
+        self._running: dict[str, frozenset[tuple[str, str]]] = {}
+        """Per project, the document versions of the job warming it now."""
         self._queries = 0
         self._busy = False
         self._stop = threading.Event()
@@ -176,10 +199,13 @@ class Warmup:
         with self._changed:
             if self._stop.is_set():
                 return
+            record = self._warm_refs.get(project_id)
             if (
                 reason == "search"
                 and not documents
-                and self._warm_refs.get(project_id) == frozenset(map(_version, refs))
+                and record is not None
+                and record.versions == frozenset(map(_version, refs))
+                and record.generation == self._generation()
             ):
                 return
             job = self._jobs.get((project_id, reason))
@@ -295,6 +321,7 @@ class Warmup:
                 logger.exception("warming the search caches failed")
             finally:
                 with self._changed:
+                    self._running.pop(job.project_id, None)
                     self._busy = False
                     self._changed.notify_all()
 
@@ -340,7 +367,14 @@ class Warmup:
                 queued.documents.setdefault(version, document)
         self._set_state(job.project_id, "queued")
 
+    def _generation(self) -> Generation:
+        """The caches' eviction counts now."""
+        return (self.index.evictions, self.warmer.evictions if self.warmer is not None else 0)
+
     def _warm(self, job: _Job) -> None:
+        generation = self._generation()  # evictions from here on leave the project unwarm
+        with self._changed:
+            self._running[job.project_id] = frozenset(job.refs)
         self._set_state(job.project_id, "warming")
         documents = list(job.documents.values())
         for start in range(0, len(documents), _DOCUMENTS_PER_STEP):
@@ -349,10 +383,13 @@ class Warmup:
             self.index.add(documents[start : start + _DOCUMENTS_PER_STEP])
             for document in documents[start : start + _DOCUMENTS_PER_STEP]:
                 del job.documents[_version(document)]
-        passages = self._passages(job.refs.values())
+        per_document = self._passages(job.refs.values())
+        passages = list(
+            {key: text for found in per_document.values() for key, text in found}.items()
+        )
         total = len(passages)
         if self.warmer is None:
-            self._finish(job, total, total)
+            self._finish(job, per_document, generation)
             return
         missing = set(self.warmer.uncached(key for key, _ in passages))
         uncached = sorted(  # similar lengths batch with little padding
@@ -369,36 +406,66 @@ class Warmup:
                 self.passages_embedded += embedded
             warm += len(batch)  # those a query embedded meanwhile are warm too
             self._report(job.project_id, warm, total)
-        self._finish(job, total - len(self.warmer.uncached(key for key, _ in passages)), total)
+        self._finish(job, per_document, generation)
 
-    def _passages(self, refs: Iterable[DocumentRef]) -> list[tuple[str, str]]:
-        """``(key, text)`` of every chunk of the refs still in the index, each key once."""
-        passages: dict[str, str] = {}
+    def _passages(
+        self, refs: Iterable[DocumentRef]
+    ) -> dict[tuple[str, str], list[tuple[str, str]]]:
+        """Per document version, ``(key, text)`` of its chunks; empty for one not in the
+        index (evicted, or never loaded here: its next search loads it)."""
+        passages: dict[tuple[str, str], list[tuple[str, str]]] = {}
         for ref in refs:
             try:
-                found = self.index.reader_passages(ref)
+                passages[_version(ref)] = self.index.reader_passages(ref)
             except DocumentNotIndexed:
-                continue  # evicted, or never loaded here: its next search loads it
-            for key, text in found:
-                passages.setdefault(key, text)
-        return list(passages.items())
+                passages[_version(ref)] = []
+        return passages
 
     def _report(self, project_id: str, warm: int, total: int) -> None:
+        """Progress of a job under way: its own counts plus the project's other documents'."""
         with self._changed:
+            warm, total = self._with_others(project_id, warm, total)
             self._progress[project_id] = ProjectWarmth(project_id, warm, total, "warming")
+
+    def _with_others(self, project_id: str, warm: int, total: int) -> tuple[int, int]:
+        """``warm`` and ``total`` plus the counts of the project's documents no job is warming
+        now (caller holds the lock)."""
+        running = self._running.get(project_id, frozenset())
+        for version, (other_warm, other_total) in self._counts.get(project_id, {}).items():
+            if version not in running:
+                warm, total = warm + other_warm, total + other_total
+        return warm, total
 
     def _set_state(self, project_id: str, state: WarmState) -> None:
         with self._changed:
             previous = self._progress.get(project_id, ProjectWarmth(project_id, 0, 0, state))
             self._progress[project_id] = previous._replace(state=state)
 
-    def _finish(self, job: _Job, warm: int, total: int) -> None:
+    def _finish(
+        self,
+        job: _Job,
+        per_document: dict[tuple[str, str], list[tuple[str, str]]],
+        generation: Generation,
+    ) -> None:
+        """Record each document's counts and the project's progress as the sum of them."""
+        counted: dict[tuple[str, str], tuple[int, int]] = {}
+        for version, found in per_document.items():
+            keys = [key for key, _ in found]
+            cold = len(self.warmer.uncached(keys)) if self.warmer is not None else 0
+            counted[version] = (len(keys) - cold, len(keys))
         with self._changed:
+            counts = self._counts.setdefault(job.project_id, {})
+            replaced = {document_id for document_id, _ in counted}
+            for version in [v for v in counts if v[0] in replaced and v not in counted]:
+                del counts[version]  # an older version of a re-extracted document
+            counts.update(counted)
+            self._running.pop(job.project_id, None)
+            warm, total = self._with_others(job.project_id, 0, 0)
             queued = any(key[0] == job.project_id for key in self._jobs)
             state: Literal["queued", "warm"] = "queued" if queued else "warm"
             self._progress[job.project_id] = ProjectWarmth(job.project_id, warm, total, state)
             if job.reason == "search":
-                self._warm_refs[job.project_id] = frozenset(job.refs)  # (id, hash) keys
+                self._warm_refs[job.project_id] = _WarmRecord(frozenset(job.refs), generation)
 
 
 async def project_warmth(

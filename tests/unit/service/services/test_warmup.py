@@ -78,6 +78,7 @@ class RecordingWarmer:
         """The thread that warms (the warm-up's own)."""
         self.asked = 0
         """How many times the warm-up asked what is not warm yet (each job it runs asks)."""
+        self.dropped = 0
 
     def rerank(
         self, query: str, candidates: Sequence[Candidate], *, deadline: float
@@ -103,6 +104,17 @@ class RecordingWarmer:
     def uncached(self, keys: Iterable[str]) -> list[str]:
         self.asked += 1
         return [key for key in keys if key not in self.vectors]
+
+    @property
+    def evictions(self) -> int:
+        return self.dropped
+
+    def evict(self, keys: Iterable[str]) -> None:
+        """Drop vectors, as a full cache does."""
+        for key in keys:
+            if key in self.vectors:
+                self.vectors.discard(key)
+                self.dropped += 1
 
 
 def _indexed(index: ChunkIndex, warmer: RecordingWarmer, documents: list[SourceDocument]) -> None:
@@ -189,6 +201,77 @@ def test_a_search_of_a_project_already_warm_queues_nothing() -> None:
     assert warmer.asked > asked, "a new version of a document is a new warm-up"
 
 
+def _keys(index: ChunkIndex, documents: list[SourceDocument]) -> set[str]:
+    return {key for document in documents for key, _ in index.reader_passages(document.ref)}
+
+
+def test_a_project_whose_vectors_were_evicted_is_warmed_again_by_its_next_search() -> None:
+    index = ChunkIndex()
+    warmer = RecordingWarmer()
+    documents = [_document("p", n) for n in range(3)]
+    _indexed(index, warmer, documents)
+    refs = [d.ref for d in documents]
+    warmup = Warmup(index, warmer)
+    try:
+        warmup.want("p", "search", refs=refs)
+        assert warmup.wait_idle(60)
+        warmer.evict(_keys(index, documents[:2]))  # another project's queries filled the cache
+        warmup.want("p", "search", refs=refs)
+        assert warmup.wait_idle(60)
+    finally:
+        warmup.close()
+    assert _keys(index, documents) <= warmer.vectors, "the evicted passages were not re-warmed"
+    (entry,) = warmup.progress()
+    assert (entry.passages_warm, entry.state) == (entry.passages_total, "warm")
+
+
+def test_a_project_whose_chunks_were_evicted_is_warmed_again_by_its_next_search() -> None:
+    documents = [_document("p", n) for n in range(3)]
+    others = [_document("other", n) for n in range(40)]
+    sizing = ChunkIndex()
+    sizing.add(documents)
+    index = ChunkIndex(max_bytes=sizing.nbytes + 1)  # room for p, not for p and the others
+    warmer = RecordingWarmer()
+    _indexed(index, warmer, documents)
+    refs = [d.ref for d in documents]
+    warmup = Warmup(index, warmer)
+    try:
+        warmup.want("p", "search", refs=refs)
+        assert warmup.wait_idle(60)
+        index.add(others)  # evicts p's chunks
+        assert index.missing(refs), "the test evicted nothing"
+        index.add(documents)  # p's next search chunks it again...
+        asked = warmer.asked
+        warmup.want("p", "search", refs=refs)  # ...and asks for its warm-up
+        assert warmup.wait_idle(60)
+    finally:
+        warmup.close()
+    assert warmer.asked > asked, "a search after an eviction queued no warm-up"
+
+
+def test_progress_counts_the_whole_project_not_the_last_job() -> None:
+    index = ChunkIndex()
+    warmer = RecordingWarmer()
+    searched = [_document("p", n, paragraphs=3) for n in range(3)]
+    uploaded = _document("p", 9)
+    _indexed(index, warmer, searched)
+    warmup = Warmup(index, warmer)
+    try:
+        warmup.want("p", "search", refs=[d.ref for d in searched])
+        assert warmup.wait_idle(60)
+        warmup.want("p", "upload", documents=[uploaded])
+        assert warmup.wait_idle(60)
+    finally:
+        warmup.close()
+    everything = len(_keys(index, [*searched, uploaded]))
+    (entry,) = warmup.progress()
+    assert (entry.passages_warm, entry.passages_total, entry.state) == (
+        everything,
+        everything,
+        "warm",
+    )
+
+
 def test_new_documents_are_chunked_by_the_warm_up() -> None:
     index = ChunkIndex()
     warmer = RecordingWarmer()
@@ -258,6 +341,10 @@ class Announcing:
 
     def uncached(self, keys: Iterable[str]) -> list[str]:
         return self.reranker.uncached(keys)
+
+    @property
+    def evictions(self) -> int:
+        return self.reranker.evictions
 
 
 def test_queries_keep_scoring_while_thousands_of_passages_warm_and_the_warm_up_waits(
