@@ -72,6 +72,15 @@ class IndexedDocument(NamedTuple):
         return self.reader_keys[ordinal], self.reader_text(ordinal)
 
 
+class PassageTerms(NamedTuple):
+    """A document's passages as BM25 reads them, as words: what a lexical index stores
+    (:meth:`ChunkIndex.passage_terms`)."""
+
+    language: str
+    terms: list[list[str]]
+    """Per chunk, in chunk order: its terms, repeats kept."""
+
+
 class QueryTerms(NamedTuple):
     """A query as the shortlist reads it, over documents of one or more languages."""
 
@@ -161,6 +170,28 @@ class ChunkIndex:
             missing = sum(1 for term_id in looked_up.values() if term_id is None)
             unknown = missing if unknown is None else min(unknown, missing)
         return QueryTerms(first, list(weights.elements()), unknown or 0)
+
+    @property
+    def terms_config(self) -> str:
+        """Everything that decides a document's chunks and their terms (chunker version, chunk
+        size, tokenizer and context configuration): stored terms of another are stale."""
+        return ":".join(map(str, self._config))
+
+    def passage_terms(self, doc: SourceDocument) -> PassageTerms:
+        """Each chunk's terms exactly as this cache scores them (context, breadcrumb, text),
+        without caching anything: for a lexical index kept outside the process."""
+        chunks, language, prefixes = self._chunked(doc)
+        tokenizer = self.tokenizer_for(language)
+        texts = [prefix + c.passage for prefix, c in zip(prefixes, chunks, strict=True)]
+        return PassageTerms(language, [tokenizer.document_terms(text) for text in texts])
+
+    def query_term_weights(self, query: str, languages: Iterable[str]) -> Counter[str]:
+        """The query's terms under each language's tokenizer, each counted as often as the
+        most repeating language has it (as :meth:`query_terms` merges ids)."""
+        weights: Counter[str] = Counter()
+        for language in dict.fromkeys(languages) or [self.tokenizer.language]:
+            weights |= Counter(self.tokenizer_for(language).query_terms(query))
+        return weights
 
     def key(self, ref: DocumentRef | SourceDocument) -> CacheKey:
         return (ref.id, ref.content_hash, *self._config)
@@ -252,16 +283,21 @@ class ChunkIndex:
             self._entries.clear()
             self._nbytes = 0
 
-    def _build(self, doc: SourceDocument) -> IndexedDocument:
+    def _chunked(self, doc: SourceDocument) -> tuple[tuple[Chunk, ...], str, tuple[str, ...]]:
+        """A document's chunks, language and per-chunk context prefixes."""
         chunks = tuple(chunk_markdown(doc.id, doc.markdown, chunk_size=self.chunk_size))
         language = self.document_language(doc.markdown)
-        tokenizer = self.tokenizer_for(language)
         context = document_context(doc.name, doc.markdown)
         shared: dict[str, str] = {}
         prefixes = tuple(
             shared.setdefault(prefix, prefix)
             for prefix in (context_prefix(context, c.heading) for c in chunks)
         )
+        return chunks, language, prefixes
+
+    def _build(self, doc: SourceDocument) -> IndexedDocument:
+        chunks, language, prefixes = self._chunked(doc)
+        tokenizer = self.tokenizer_for(language)
         texts = [prefix + c.passage for prefix, c in zip(prefixes, chunks, strict=True)]
         terms = build_term_matrix(tokenizer.documents_term_ids(texts))
         reader_keys = tuple(

@@ -40,6 +40,7 @@ from retrieval.types import (
     Chunk,
     DocumentRef,
     Hit,
+    Prefiltered,
     RerankResult,
     SearchResult,
     Shortlist,
@@ -83,6 +84,7 @@ def search(
     max_candidates: int = DEFAULT_MAX_CANDIDATES,
     rerank_timeout: float = DEFAULT_RERANK_TIMEOUT,
     documents: Iterable[SourceDocument] = (),
+    prefiltered: Prefiltered | None = None,
 ) -> SearchResult:
     """The ``top_k`` best passages of ``refs`` for ``query``, with their sources.
 
@@ -90,6 +92,10 @@ def search(
     refs :meth:`ChunkIndex.missing` named); otherwise this raises
     :class:`~retrieval.errors.DocumentNotIndexed`. Reranker failures do not
     raise: they come back as ``reranked=False`` and a warning.
+
+    With ``prefiltered`` (BM25's shortlist over a whole project, scored elsewhere with the
+    same analysis and statistics), ``refs`` need only be its passages' documents: they are
+    the candidates, and everything after the shortlist runs as usual.
     """
     query = validate_query(query)
     _check_positive(top_k=top_k, keep=keep, max_candidates=max_candidates)
@@ -100,9 +106,16 @@ def search(
     chunked = time.perf_counter()
     query_terms, term_ids, unknown_terms = index.query_terms(query, indexed)
     matrices = [doc.terms for doc in indexed]
-    picked = shortlist(
-        term_ids, matrices, keep=keep, max_candidates=max_candidates, unknown_terms=unknown_terms
-    )
+    if prefiltered is None:
+        picked = shortlist(
+            term_ids,
+            matrices,
+            keep=keep,
+            max_candidates=max_candidates,
+            unknown_terms=unknown_terms,
+        )
+    else:
+        picked = _from_prefilter(indexed, prefiltered, min(keep, max_candidates))
     asked = document_question(query)
     sections: dict[int, tuple[int, int]] = {}
     if asked is not None:
@@ -270,6 +283,26 @@ def _with_sections(
                 entries.append(ShortlistEntry(document, ordinal, 0.0, 0.0))
             sections[at] = (place, rank)
     return picked._replace(entries=entries), sections
+
+
+def _from_prefilter(
+    indexed: Sequence[IndexedDocument], prefiltered: Prefiltered, limit: int
+) -> Shortlist:
+    """The shortlist a prefilter worked out, as positions among ``indexed``; a passage whose
+    document is not among them, or past its chunks, is left out."""
+    position = {doc.ref.id: n for n, doc in enumerate(indexed)}
+    entries = [
+        ShortlistEntry(position[found.document_id], found.ordinal, found.bm25, found.coverage)
+        for found in prefiltered.passages
+        if found.document_id in position
+        and found.ordinal < len(indexed[position[found.document_id]].chunks)
+    ][:limit]
+    return Shortlist(
+        entries=entries,
+        total=prefiltered.total,
+        exhaustive=len(entries) == prefiltered.total,
+        no_term_matched=prefiltered.total > 0 and not entries,
+    )
 
 
 def _ref(indexed: Sequence[IndexedDocument], picked: Shortlist, position: int) -> DocumentRef:

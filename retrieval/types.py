@@ -8,6 +8,7 @@ values back; a reranker sees :class:`Candidate` values and answers with a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
 from retrieval.relevance import RelevanceLabel, relevance_label
@@ -113,6 +114,28 @@ class ShortlistEntry(NamedTuple):
     coverage: float = 0.0
     """IDF-weighted share of the query's distinct terms the chunk contains
     (:func:`retrieval.shortlist.term_coverage`)."""
+
+
+class PrefilteredPassage(NamedTuple):
+    """One passage of a shortlist worked out outside the process, with the same BM25."""
+
+    document_id: str
+    ordinal: int
+    """The chunk's ordinal within its document (as :func:`retrieval.chunking.chunk_markdown`
+    numbers them)."""
+    bm25: float
+    coverage: float
+
+
+class Prefiltered(NamedTuple):
+    """BM25's shortlist over a whole project, scored where the project's terms are stored
+    (the service's lexical prefilter in PostgreSQL): the search then reads only these
+    passages' documents."""
+
+    passages: Sequence[PrefilteredPassage]
+    """Best first, at most the shortlist's size."""
+    total: int
+    """How many passages the project holds."""
 
 
 class Shortlist(NamedTuple):

@@ -39,7 +39,7 @@ from procrastinate.exceptions import AlreadyEnqueued, ConnectorException, Unique
 from procrastinate.jobs import Status
 
 from service import logs, metrics
-from service.services import extraction, uploads
+from service.services import extraction, prefilter, uploads
 from service.storage.db import RECONNECT_WINDOW_SECONDS, connection, fetch_all
 
 if TYPE_CHECKING:
@@ -171,6 +171,7 @@ class Jobs:
                 )
             )
             group.create_task(self._run_one_worker(runtime, MAINTENANCE_QUEUE, f"{name}-sweep", 1))
+            group.create_task(prefilter.backfill_forever(runtime), name=f"{name}-lexical-backfill")
 
     async def _run_one_worker(
         self, runtime: Runtime, queue: str, name: str, concurrency: int

@@ -32,6 +32,9 @@ from extract.types import ExtractionLimits, OcrOptions
 from retrieval.rerankers import LOCAL_MAX_TOKENS, RerankerKind
 
 MB = 1024 * 1024
+PREFILTER_MIN_PASSAGES = 20_000
+"""Below this many passages a search scores every passage in the process (docs/benchmarks.md,
+"The lexical prefilter", has the measurement the value comes from)."""
 
 
 def _default_data_dir() -> Path:
@@ -203,8 +206,10 @@ class SearchSettings(BaseModel):
     """Results returned when a request does not say."""
     max_top_k: int = Field(default=50, ge=1)
     """Most results one request may ask for."""
-    cache_max_mb: int = Field(default=512, ge=16)
+    cache_max_mb: int = Field(default=512, ge=1)
     """Memory bound of the in-process cache of chunked documents."""
+    prefilter_min_passages: int = Field(default=PREFILTER_MIN_PASSAGES, ge=1)
+    """Passages from which a search asks PostgreSQL for BM25's shortlist (the lexical prefilter, #28) instead of scoring every passage in the process. Why this value: below it the exhaustive path answers faster on 2 cores (measured in docs/benchmarks.md, "The lexical prefilter"); above it the prefilter's cost grows with the query's postings, not with the project, and the process only chunks the shortlist's documents."""
     reranker: Literal["auto", RerankerKind] = "auto"
     """`auto` uses cohere when COHERE_API_KEY is set, else the local model."""
     rerank_timeout: float = Field(default=10.0, gt=0)

@@ -396,3 +396,63 @@ WHERE d.id = %(document_id)s
     WHERE o.project_id = d.project_id AND o.id <> d.id
       AND lower(btrim(o.name)) = lower(btrim(%(name)s))
   );
+
+-- forget_lexical_document --
+-- Drop a document's stored passage terms (before writing them anew)
+DELETE FROM lexical_documents WHERE document_id = %(document_id)s;
+
+-- store_lexical_document --
+-- Record that a ready document's passage terms follow, if it still has this text
+INSERT INTO lexical_documents (project_id, document_id, content_hash, config, language, passages, terms)
+SELECT project_id, id, content_hash, %(config)s, %(language)s, %(passages)s, %(terms)s
+FROM documents
+WHERE id = %(document_id)s AND status = 'ready' AND content_hash = %(content_hash)s
+RETURNING project_id;
+
+-- copy_lexical_postings --
+-- Stream a document's (term, passage) rows in
+COPY lexical_postings (project_id, term, document_id, passage, tf, length) FROM STDIN;
+
+-- list_documents_without_lexical_terms --
+-- Ready documents whose passage terms are missing or were made another way, oldest first
+SELECT d.id, d.project_id, d.name, d.content_hash, d.markdown FROM documents d
+WHERE d.status = 'ready' AND NOT EXISTS (
+    SELECT 1 FROM lexical_documents l
+    WHERE l.document_id = d.id AND l.config = %(config)s AND l.content_hash = d.content_hash)
+ORDER BY d.extracted_at NULLS FIRST, d.id
+LIMIT %(limit)s;
+
+-- lexical_stats --
+-- Of the searched ready documents, how many have current stored terms, their passages and languages
+SELECT count(*) AS documents, coalesce(sum(l.passages), 0)::bigint AS passages,
+       coalesce(sum(l.terms), 0)::bigint AS terms,
+       coalesce(array_agg(DISTINCT l.language), '{}') AS languages
+FROM lexical_documents l JOIN documents d ON d.id = l.document_id
+WHERE l.project_id = %(project_id)s AND l.config = %(config)s
+  AND d.status = 'ready' AND d.content_hash = l.content_hash
+  AND (%(document_ids)s::uuid[] IS NULL OR l.document_id = ANY(%(document_ids)s::uuid[]));
+
+-- lexical_top_passages --
+-- The passages holding a query term by Lucene's BM25 (as retrieval/shortlist.py), best first
+WITH q AS (
+    SELECT term, weight FROM unnest(%(terms)s::text[], %(weights)s::int[]) AS q (term, weight)
+), hits AS MATERIALIZED (
+    SELECT p.term, p.document_id, p.passage, p.tf, p.length
+    FROM lexical_postings p
+    WHERE p.project_id = %(project_id)s AND p.term = ANY(%(terms)s::text[])
+      AND (%(document_ids)s::uuid[] IS NULL OR p.document_id = ANY(%(document_ids)s::uuid[]))
+), idf AS (
+    SELECT h.term, q.weight,
+           ln(1 + (%(passages)s::float8 - count(*) + 0.5) / (count(*) + 0.5)) AS idf
+    FROM hits h JOIN q USING (term) GROUP BY h.term, q.weight
+)
+SELECT h.document_id, h.passage,
+       sum(i.weight * i.idf * h.tf
+           / (h.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * h.length / %(average)s::float8))) AS bm25,
+       sum(i.idf) AS covered,
+       (SELECT sum(idf) FROM idf) AS matched_idf,
+       (SELECT count(*) FROM idf) AS matched_terms
+FROM hits h JOIN idf i USING (term)
+GROUP BY h.document_id, h.passage
+ORDER BY bm25 DESC, h.document_id, h.passage
+LIMIT %(limit)s;

@@ -72,7 +72,9 @@ class ProjectWarmup(Struct):
     state: Literal["cold", "queued", "warming", "warm"]
     passages_warm: int
     passages_total: int
-    """0 until the warm-up has reached the project."""
+    """Passages of the project this process holds in its chunk cache and warms: every document
+    of a project searched exhaustively, only the documents searches touched in a project large
+    enough for the lexical prefilter; 0 until the warm-up has reached the project."""
 
 
 class Status(Struct):

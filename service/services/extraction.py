@@ -25,12 +25,14 @@ from extract import (
     OcrOptions,
     SandboxPool,
 )
+from retrieval.types import SourceDocument
 from service.errors import ShortlistError
-from service.services import imports
+from service.services import imports, prefilter
 from service.storage.blobs import BlobNotFound
 from service.storage.db import Connection, connection, execute, fetch_one
 
 if TYPE_CHECKING:
+    from retrieval.index import PassageTerms
     from service.runtime import Runtime
     from service.settings import Settings
 
@@ -87,28 +89,60 @@ def content_hash(markdown: str) -> str:
     return hashlib.sha256(markdown.encode("utf-8")).hexdigest()
 
 
-async def save_extraction(conn: Connection, document_id: UUID, extraction: Extraction) -> bool:
-    """Store a successful extraction; False when the document was deleted meanwhile.
+def stored_markdown(extraction: Extraction) -> str:
+    """The Markdown as stored: some PDFs carry NUL characters in their text, which PostgreSQL
+    cannot store; each becomes U+FFFD, so the text keeps its length and its page markers."""
+    return extraction.markdown.replace("\x00", "\ufffd")
+
+
+class StoredTerms(NamedTuple):
+    """A document's passage terms for the lexical prefilter, worked out before saving."""
+
+    document: SourceDocument
+    config: str
+    terms: PassageTerms
+
+
+async def lexical_terms(
+    runtime: Runtime, document_id: UUID, name: str, extraction: Extraction
+) -> StoredTerms:
+    """The extraction's passages as the search's terms (:mod:`service.services.prefilter`)."""
+    markdown = stored_markdown(extraction)
+    document = SourceDocument(str(document_id), name, content_hash(markdown), markdown)
+    index = runtime.search.index
+    return StoredTerms(document, index.terms_config, await prefilter.passage_terms(index, document))
+
+
+async def save_extraction(
+    conn: Connection,
+    document_id: UUID,
+    extraction: Extraction,
+    *,
+    terms: StoredTerms | None = None,
+) -> bool:
+    """Store a successful extraction, with its passage terms when given, in one transaction;
+    False when the document was deleted meanwhile.
 
     The document's content type becomes its detected kind's (what its bytes are), so
-    nothing the uploader declared is kept as its type.
-
-    Some PDFs carry NUL characters in their text, which PostgreSQL cannot store;
-    each becomes U+FFFD, so the text keeps its length and its page markers.
+    nothing the uploader declared is kept as its type. NUL characters become U+FFFD
+    (:func:`stored_markdown`).
     """
-    markdown = extraction.markdown.replace("\x00", "\ufffd")
-    row = await fetch_one(
-        conn,
-        "store_extraction",
-        document_id=document_id,
-        markdown=markdown,
-        content_hash=content_hash(markdown),
-        kind=extraction.kind,
-        content_type=KIND_CONTENT_TYPES[extraction.kind],
-        page_count=extraction.page_count,
-        warnings=[warning.replace("\x00", "\ufffd") for warning in extraction.warnings],
-        ocr_pages=list(extraction.ocr_pages),
-    )
+    markdown = stored_markdown(extraction)
+    async with conn.transaction():
+        row = await fetch_one(
+            conn,
+            "store_extraction",
+            document_id=document_id,
+            markdown=markdown,
+            content_hash=content_hash(markdown),
+            kind=extraction.kind,
+            content_type=KIND_CONTENT_TYPES[extraction.kind],
+            page_count=extraction.page_count,
+            warnings=[warning.replace("\x00", "\ufffd") for warning in extraction.warnings],
+            ocr_pages=list(extraction.ocr_pages),
+        )
+        if row is not None and terms is not None:
+            await prefilter.store_terms(conn, terms.document, terms.config, terms.terms)
     if row is not None:
         await execute(
             conn, "notify_document_ready", channel=READY_CHANNEL, document_id=str(document_id)
@@ -227,8 +261,9 @@ async def extract_and_save(
         async with connection(runtime.pool) as conn:
             await save_failure(conn, document_id, exc.code, exc.message)
         return Outcome(document_id, "error", exc.code, exc.message)
+    terms = await lexical_terms(runtime, document_id, filename, extraction)
     async with connection(runtime.pool) as conn:
-        saved = await save_extraction(conn, document_id, extraction)
+        saved = await save_extraction(conn, document_id, extraction, terms=terms)
     return Outcome(document_id, "ready" if saved else "deleted")
 
 

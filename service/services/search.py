@@ -21,7 +21,7 @@ from uuid import UUID
 
 import anyio.to_thread
 
-from retrieval import ChunkIndex, DocumentRef, SearchResult, SourceDocument
+from retrieval import ChunkIndex, DocumentRef, Prefiltered, SearchResult, SourceDocument
 from retrieval import search as retrieve
 from retrieval.pipeline import validate_query
 from retrieval.rerankers import (
@@ -34,7 +34,7 @@ from retrieval.rerankers import (
 from service import metrics
 from service.errors import DocumentNotFound, InvalidRequest
 from service.records import Principal, Project
-from service.services import documents, projects
+from service.services import documents, prefilter, projects
 from service.services.documents import not_searchable_count
 from service.services.warmup import Warmup, source
 from service.storage.db import Connection, connection, fetch_all
@@ -48,6 +48,21 @@ logger = logging.getLogger(__name__)
 MB = 1024 * 1024
 #: Most documents one search may be restricted to (each is looked up and checked).
 MAX_SEARCH_DOCUMENTS = 100
+
+
+class Loaded(NamedTuple):
+    """What :meth:`SearchEngine.load` read for one search."""
+
+    refs: list[DocumentRef]
+    """The documents to rank: every searched one, or with ``prefiltered`` only the documents
+    of its passages."""
+    documents: list[SourceDocument]
+    """The Markdown of those of ``refs`` the cache lacked."""
+    ready: int
+    """How many ready documents were searched."""
+    prefiltered: Prefiltered | None = None
+    """BM25's shortlist from PostgreSQL (:mod:`service.services.prefilter`), for a project of
+    at least ``search.prefilter_min_passages`` passages whose terms are all stored."""
 
 
 class ProjectSearch(NamedTuple):
@@ -94,11 +109,11 @@ async def search_project(
         document_ids = (
             await _searchable_documents(conn, principal, target, wanted) if wanted else None
         )
-        refs, loaded = await engine.load(conn, target.id, document_ids)
+        found = await engine.load(conn, target.id, document_ids, query=query)
     loaded_at = time.perf_counter()
-    result = await engine.rank(target.id, query, refs, loaded, top_k=top_k)
+    result = await engine.rank(target.id, query, found, top_k=top_k)
     metrics.record_search(result, load_seconds=loaded_at - started)
-    left_out = 0 if document_ids else not_searchable_count(target, len(refs))
+    left_out = 0 if document_ids else not_searchable_count(target, found.ready)
     return ProjectSearch(target, query, result, left_out)
 
 
@@ -228,10 +243,19 @@ class SearchEngine:
         return top_k
 
     async def load(
-        self, conn: Connection, project_id: UUID, document_ids: Sequence[UUID] | None = None
-    ) -> tuple[list[DocumentRef], list[SourceDocument]]:
-        """The project's ready documents (or only ``document_ids``) and the text the cache lacks.
+        self,
+        conn: Connection,
+        project_id: UUID,
+        document_ids: Sequence[UUID] | None = None,
+        *,
+        query: str,
+    ) -> Loaded:
+        """The project's ready documents (or only ``document_ids``) to rank for ``query``, and
+        the text the cache lacks.
 
+        A project of at least ``search.prefilter_min_passages`` passages, every one of whose
+        searched documents has its terms stored, is shortlisted by PostgreSQL here
+        (:mod:`service.services.prefilter`): only the shortlist's documents are loaded.
         The only part of a search that needs the database: the caller releases the
         connection before :meth:`rank`.
         """
@@ -242,14 +266,47 @@ class SearchEngine:
             document_ids=list(document_ids) if document_ids else None,
         )
         refs = [DocumentRef(str(row["id"]), row["name"], row["content_hash"]) for row in rows]
-        return refs, await self._load_missing(conn, refs)
+        prefiltered = await self._prefilter(conn, project_id, document_ids, query, len(refs))
+        if prefiltered is not None:
+            wanted = {passage.document_id for passage in prefiltered.passages}
+            refs_to_rank = [ref for ref in refs if ref.id in wanted]
+            return Loaded(
+                refs_to_rank,
+                await self._load_missing(conn, refs_to_rank),
+                len(refs),
+                prefiltered,
+            )
+        return Loaded(refs, await self._load_missing(conn, refs), len(refs))
+
+    async def _prefilter(
+        self,
+        conn: Connection,
+        project_id: UUID,
+        document_ids: Sequence[UUID] | None,
+        query: str,
+        ready: int,
+    ) -> Prefiltered | None:
+        """PostgreSQL's shortlist, or ``None`` for the exhaustive path: a project below the
+        threshold, or one with a document whose terms are not stored (yet)."""
+        search_settings = self.settings.search
+        covered = await prefilter.stats(conn, self.index.terms_config, project_id, document_ids)
+        if covered.documents != ready or covered.passages < search_settings.prefilter_min_passages:
+            return None
+        return await prefilter.shortlist(
+            conn,
+            self.index,
+            project_id,
+            query,
+            covered,
+            document_ids,
+            limit=min(search_settings.shortlist_keep, search_settings.max_candidates),
+        )
 
     async def rank(
         self,
         project_id: UUID,
         query: str,
-        refs: Sequence[DocumentRef],
-        loaded: Sequence[SourceDocument],
+        found: Loaded,
         *,
         top_k: int,
     ) -> SearchResult:
@@ -260,17 +317,18 @@ class SearchEngine:
                 lambda: retrieve(
                     self.index,
                     query,
-                    refs,
+                    found.refs,
                     reranker=self.reranker,
                     top_k=top_k,
                     keep=search_settings.shortlist_keep,
                     max_candidates=search_settings.max_candidates,
                     rerank_timeout=self.rerank_timeout,
-                    documents=loaded,
+                    documents=found.documents,
+                    prefiltered=found.prefiltered,
                 )
             )
-        if self.warmup is not None:
-            self.warmup.want(str(project_id), "search", refs=refs)
+        if self.warmup is not None:  # what this search touched: with the prefilter, not all
+            self.warmup.want(str(project_id), "search", refs=found.refs)
         return result
 
     async def _load_missing(

@@ -1,0 +1,200 @@
+"""The lexical prefilter (#28): a large project's BM25 shortlist, ranked inside PostgreSQL.
+
+Searching scores every passage of the searched documents, which the process chunks and keeps
+in its cache (:class:`~retrieval.ChunkIndex`). That is right for the hundreds of passages a
+person uploads; a team's archive of a million passages neither fits the cache nor scores in
+time. So each ready document's passages are also stored as BM25 terms (``lexical_documents``,
+``lexical_postings``; ``sql/011_lexical_prefilter.sql``): the very chunks and terms the cache
+makes (:meth:`ChunkIndex.passage_terms`), one row per (term, passage) with its frequency and
+the passage's length. A search of a project of at least ``search.prefilter_min_passages``
+passages asks PostgreSQL for the best ``shortlist_keep`` passages by Lucene's BM25 over the
+project's own statistics (document frequency counted from the postings at query time, length
+sums from ``lexical_documents``), which is the shortlist the exhaustive path computes; only
+those passages' documents are then chunked in the process, and reranking and citing run as
+usual.
+
+Why postings and not ``tsvector``: ``ts_rank_cd`` is not BM25 (no idf) and must score every
+row an OR query matches; measured on 100,000 passages (``../shared/probes``) it kept 0.80 of
+BM25's top 100 at 929 ms p50, where BM25 summed over postings kept all of them at ~170-210 ms.
+
+Kept in sync by the database: the terms are written in the transaction that stores the
+document's text (:func:`store_terms`, from :func:`service.services.extraction.save_extraction`),
+and a trigger drops them in the transaction that changes the text, status or project (delete
+cascades). Documents ready before the prefilter existed, or whose terms were made with another
+chunker or tokenizer configuration, are filled in by :func:`backfill_forever` on the worker,
+a batch at a time (resumable: it only ever asks which documents still lack current terms).
+Until every searched document has current terms the search stays exhaustive, so an answer is
+never computed from part of a project.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
+from uuid import UUID
+
+import anyio.to_thread
+import psycopg
+
+from retrieval import Prefiltered, PrefilteredPassage
+from retrieval.shortlist import DEFAULT_B, DEFAULT_K1, lucene_idf
+from retrieval.types import SourceDocument
+from service.storage.db import Connection, connection, execute, fetch_all, fetch_one
+from sql import queries
+
+if TYPE_CHECKING:
+    from retrieval import ChunkIndex
+    from retrieval.index import PassageTerms
+    from service.runtime import Runtime
+
+logger = logging.getLogger(__name__)
+
+MAX_TERM_CHARS = 200
+"""Longer terms (a run of base64, a hash) are not stored: a btree entry has a size limit, and
+no one searches for them. The passage's length still counts them."""
+BACKFILL_BATCH = 16
+"""Documents read and written per backfill step."""
+BACKFILL_IDLE_SECONDS = 60.0
+"""How long the backfill waits, once nothing is left, before looking again."""
+
+
+class LexicalStats(NamedTuple):
+    """What the stored terms cover of the searched documents."""
+
+    documents: int
+    """Searched ready documents whose terms are stored with the current configuration."""
+    passages: int
+    terms: int
+    languages: list[str]
+
+
+async def store_terms(
+    conn: Connection, document: SourceDocument, config: str, terms: PassageTerms
+) -> bool:
+    """Replace the document's stored terms; ``False`` when it is no longer ready with this
+    text (then nothing is stored). Run it in the transaction that stored the text."""
+    await execute(conn, "forget_lexical_document", document_id=UUID(document.id))
+    lengths = [len(words) for words in terms.terms]
+    row = await fetch_one(
+        conn,
+        "store_lexical_document",
+        document_id=UUID(document.id),
+        content_hash=document.content_hash,
+        config=config,
+        language=terms.language,
+        passages=len(lengths),
+        terms=sum(lengths),
+    )
+    if row is None:
+        return False
+    project_id, document_id = row["project_id"], UUID(document.id)
+    async with conn.cursor().copy(queries["copy_lexical_postings"]) as copy:
+        for ordinal, words in enumerate(terms.terms):
+            for term, tf in Counter(words).items():
+                if len(term) <= MAX_TERM_CHARS:
+                    await copy.write_row((project_id, term, document_id, ordinal, tf, len(words)))
+    return True
+
+
+async def passage_terms(index: ChunkIndex, document: SourceDocument) -> PassageTerms:
+    """The document's passages as terms, worked out off the event loop."""
+    return await anyio.to_thread.run_sync(index.passage_terms, document)
+
+
+async def backfill(runtime: Runtime, *, batch: int = BACKFILL_BATCH) -> int:
+    """Store the terms of up to ``batch`` ready documents that lack current ones; how many
+    were looked at (0: none is left)."""
+    index = runtime.search.index
+    config = index.terms_config
+    async with connection(runtime.pool) as conn:
+        rows = await fetch_all(
+            conn, "list_documents_without_lexical_terms", config=config, limit=batch
+        )
+    for row in rows:
+        document = SourceDocument(str(row["id"]), row["name"], row["content_hash"], row["markdown"])
+        terms = await passage_terms(index, document)
+        async with connection(runtime.pool) as conn, conn.transaction():
+            await store_terms(conn, document, config, terms)
+    return len(rows)
+
+
+async def backfill_forever(runtime: Runtime) -> None:
+    """Fill in missing or stale terms a batch at a time, then look again now and then; runs
+    until cancelled, and survives a database outage."""
+    while True:
+        try:
+            done = await backfill(runtime)
+        except (psycopg.Error, OSError):
+            logger.warning("the lexical backfill could not reach the database; trying later")
+            done = 0
+        except Exception:  # a document the tokenizer chokes on must not stop the others
+            logger.exception("the lexical backfill failed; trying later")
+            done = 0
+        if done == 0:
+            await asyncio.sleep(BACKFILL_IDLE_SECONDS)
+
+
+async def stats(
+    conn: Connection, config: str, project_id: UUID, document_ids: Sequence[UUID] | None
+) -> LexicalStats:
+    row = await fetch_one(
+        conn,
+        "lexical_stats",
+        project_id=project_id,
+        config=config,
+        document_ids=list(document_ids) if document_ids else None,
+    )
+    assert row is not None  # an aggregate always has a row
+    return LexicalStats(row["documents"], row["passages"], row["terms"], list(row["languages"]))
+
+
+async def shortlist(
+    conn: Connection,
+    index: ChunkIndex,
+    project_id: UUID,
+    query: str,
+    covered: LexicalStats,
+    document_ids: Sequence[UUID] | None,
+    *,
+    limit: int,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
+) -> Prefiltered:
+    """The best ``limit`` passages of the searched documents for ``query`` by BM25, with
+    their term coverage (:func:`retrieval.shortlist.term_coverage`), from the stored terms."""
+    weights = index.query_term_weights(query, covered.languages)
+    total = covered.passages
+    if not weights or total == 0:
+        return Prefiltered((), total)
+    rows = await fetch_all(
+        conn,
+        "lexical_top_passages",
+        project_id=project_id,
+        document_ids=list(document_ids) if document_ids else None,
+        terms=list(weights),
+        weights=list(weights.values()),
+        passages=total,
+        average=max(covered.terms / total, 1e-9),
+        k1=k1,
+        b=b,
+        limit=limit,
+    )
+    if not rows:
+        return Prefiltered((), total)
+    unmatched = len(weights) - rows[0]["matched_terms"]
+    whole = float(rows[0]["matched_idf"]) + unmatched * lucene_idf(0, total)
+    return Prefiltered(
+        [
+            PrefilteredPassage(
+                str(row["document_id"]),
+                row["passage"],
+                float(row["bm25"]),
+                float(row["covered"]) / whole if whole > 0 else 0.0,
+            )
+            for row in rows
+        ],
+        total,
+    )

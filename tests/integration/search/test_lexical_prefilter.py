@@ -1,0 +1,227 @@
+"""The lexical prefilter (#28) against a real PostgreSQL: the same shortlist as the exhaustive
+path, kept in sync by re-extraction and deletion, used only from its threshold on, and a
+project larger than the chunk cache answering as the exhaustive path does."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+from uuid import UUID, uuid4
+
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+from extract import Extraction
+from service.records import Principal
+from service.runtime import Runtime, open_runtime
+from service.services import prefilter, users
+from service.services.extraction import claim, lexical_terms, save_extraction
+from service.services.search import ProjectSearch, search_project
+from sql import queries
+from tests.conftest import make_settings
+from tests.support.paths import SCIFACT_DIR
+
+pytestmark = pytest.mark.anyio
+
+QUERIES = [
+    "vitamin D deficiency and bone fractures",
+    "tumor growth in mice",
+    "insulin resistance in obese patients",
+    "antibiotic resistance of bacteria",
+    "gene expression in stem cells",
+    "the risk of heart disease",
+]
+
+
+def _abstract_documents(count: int) -> list[tuple[str, str]]:
+    """SciFact abstracts, three to a two-page document."""
+    with (SCIFACT_DIR / "corpus.jsonl").open(encoding="utf-8") as lines:
+        rows = [json.loads(line) for _, line in zip(range(count * 3), lines, strict=False)]
+    documents = []
+    for start in range(0, len(rows), 3):
+        group = rows[start : start + 3]
+        pages = [
+            f"<!-- page {n + 1} -->\n## {row['title']}\n\n{row['text']}\n"
+            for n, row in enumerate(group)
+        ]
+        documents.append((f"abstracts-{start // 3}.md", "\n".join(pages)))
+    return documents
+
+
+async def _add(conn: psycopg.AsyncConnection[Any], project_id: UUID, name: str, md: str) -> UUID:
+    cursor = await conn.execute(
+        "INSERT INTO documents (project_id, name, content_type, size_bytes, status, markdown,"
+        " content_hash, kind, page_count, extracted_at)"
+        " VALUES (%s, %s, 'text/markdown', %s, 'ready', %s, %s, 'text', 1, now()) RETURNING id",
+        (project_id, name, len(md), md, hashlib.sha256(md.encode()).hexdigest()),
+    )
+    row = await cursor.fetchone()
+    assert row is not None
+    return UUID(str(row["id"]))
+
+
+class Project:
+    def __init__(self, runtime: Runtime, owner: users.NewUser) -> None:
+        self.runtime = runtime
+        self.owner = owner
+        self.principal = Principal(
+            user_id=owner.user.id, user_name=owner.user.name, token_id=uuid4()
+        )
+
+    async def search(self, query: str, top_k: int = 10) -> ProjectSearch:
+        return await search_project(
+            self.runtime, self.principal, self.owner.project.id, query, top_k=top_k
+        )
+
+    async def uses_prefilter(self, query: str) -> bool:
+        async with self.runtime.pool.connection() as conn:
+            found = await self.runtime.search.load(conn, self.owner.project.id, query=query)
+        return found.prefiltered is not None
+
+
+async def _backfill(runtime: Runtime) -> None:
+    while await prefilter.backfill(runtime):
+        pass
+
+
+@pytest.fixture
+async def conn(db_url: str) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    async with await psycopg.AsyncConnection.connect(
+        db_url, autocommit=True, row_factory=dict_row
+    ) as connection:
+        yield connection
+
+
+async def _project(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any], name: str, **search: object
+) -> AsyncIterator[Project]:
+    settings = make_settings(
+        db_url,
+        tmp_path / name,
+        search={"reranker": "none", **search},
+        server={"run_worker": False},
+    )
+    owner = await users.create_user(conn, name)  # type: ignore[arg-type]
+    async with open_runtime(settings, background=False) as runtime:
+        yield Project(runtime, owner)
+
+
+def _ranking(found: ProjectSearch) -> list[tuple[str, tuple[int, int], float]]:
+    """Each hit's document (by name: the two projects' ids differ), pages and BM25."""
+    return [(hit.document_name, hit.pages, round(hit.bm25, 6)) for hit in found.result.hits]
+
+
+async def _stored(conn: psycopg.AsyncConnection[Any], document_id: UUID) -> int:
+    row = await (
+        await conn.execute(
+            "SELECT count(*) AS n FROM lexical_postings WHERE document_id = %s", (document_id,)
+        )
+    ).fetchone()
+    assert row is not None
+    return int(row["n"])
+
+
+async def test_the_prefilter_gives_the_exhaustive_ranking_and_follows_re_extraction_and_delete(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    documents = _abstract_documents(40)
+    async for exact in _project(db_url, tmp_path, conn, "exact", prefilter_min_passages=10**9):
+        for name, markdown in documents:
+            await _add(conn, exact.owner.project.id, name, markdown)
+        await _backfill(exact.runtime)
+        assert not await exact.uses_prefilter(QUERIES[0]), "below the threshold: exhaustive"
+        expected = {query: _ranking(await exact.search(query)) for query in QUERIES}
+    async for pre in _project(db_url, tmp_path, conn, "pre", prefilter_min_passages=1):
+        by_name = {
+            name: await _add(conn, pre.owner.project.id, name, markdown)
+            for name, markdown in documents
+        }
+        assert not await pre.uses_prefilter(QUERIES[0]), "no terms stored yet: exhaustive"
+        await _backfill(pre.runtime)
+        assert await pre.uses_prefilter(QUERIES[0])
+        got = {query: _ranking(await pre.search(query)) for query in QUERIES}
+
+        # Re-extraction: the old text's terms go with it, the new text's come with it.
+        target = by_name["abstracts-0.md"]
+        await conn.execute("UPDATE documents SET status = 'pending' WHERE id = %s", (target,))
+        assert await _stored(conn, target) == 0, "terms outlived the text they describe"
+        assert await claim(conn, target) is not None  # type: ignore[arg-type]
+        extraction = Extraction(
+            markdown="<!-- page 1 -->\n# Zymurgy\n\nZymurgy of quokkas.\n",
+            page_count=1,
+            page_offsets=(0,),
+            kind="text",
+        )
+        terms = await lexical_terms(pre.runtime, target, "abstracts-0.md", extraction)
+        assert await save_extraction(conn, target, extraction, terms=terms)  # type: ignore[arg-type]
+        assert await _stored(conn, target) > 0
+        assert await pre.uses_prefilter("zymurgy quokkas")
+        found = await pre.search("zymurgy quokkas")
+        assert [hit.document_id for hit in found.result.hits] == [str(target)]
+
+        # Deletion: the terms go in the same statement.
+        await conn.execute(
+            queries["delete_document"], {"document_id": target, "user_id": pre.owner.user.id}
+        )
+        assert await _stored(conn, target) == 0
+        assert await pre.uses_prefilter("zymurgy quokkas")
+        assert (await pre.search("zymurgy quokkas")).result.hits == []
+
+    assert got == expected
+
+
+async def _passages(conn: psycopg.AsyncConnection[Any], project_id: UUID) -> int:
+    row = await (
+        await conn.execute(
+            "SELECT sum(passages) AS n FROM lexical_documents WHERE project_id = %s",
+            (project_id,),
+        )
+    ).fetchone()
+    assert row is not None
+    return int(row["n"])
+
+
+async def test_the_prefilter_starts_exactly_at_its_threshold(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    documents = _abstract_documents(5)
+    async for probe in _project(db_url, tmp_path, conn, "probe"):
+        for name, markdown in documents:
+            await _add(conn, probe.owner.project.id, name, markdown)
+        await _backfill(probe.runtime)
+        passages = await _passages(conn, probe.owner.project.id)
+    for threshold, used in ((passages, True), (passages + 1, False)):
+        async for project in _project(
+            db_url, tmp_path, conn, f"at{threshold}", prefilter_min_passages=threshold
+        ):
+            for name, markdown in documents:
+                await _add(conn, project.owner.project.id, name, markdown)
+            await _backfill(project.runtime)
+            assert await project.uses_prefilter(QUERIES[0]) is used, (threshold, passages)
+
+
+async def test_a_project_larger_than_the_chunk_cache_answers_as_the_exhaustive_path(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    documents = _abstract_documents(120)
+    async for exact in _project(db_url, tmp_path, conn, "roomy", prefilter_min_passages=10**9):
+        for name, markdown in documents:
+            await _add(conn, exact.owner.project.id, name, markdown)
+        expected = {query: _ranking(await exact.search(query)) for query in QUERIES}
+        assert exact.runtime.search.index.nbytes > 1024 * 1024, "the project fits 1 MB"
+    async for small in _project(
+        db_url, tmp_path, conn, "small", prefilter_min_passages=1, cache_max_mb=1
+    ):
+        for name, markdown in documents:
+            await _add(conn, small.owner.project.id, name, markdown)
+        await _backfill(small.runtime)
+        got = {}
+        for query in QUERIES:
+            got[query] = _ranking(await small.search(query))
+            assert small.runtime.search.index.nbytes <= 1024 * 1024
+        assert await small.uses_prefilter(QUERIES[0])
+    assert got == expected
