@@ -399,7 +399,8 @@ WHERE d.id = %(document_id)s
 
 -- forget_lexical_document --
 -- Drop a document's stored passage terms (before writing them anew)
-DELETE FROM lexical_documents WHERE document_id = %(document_id)s;
+DELETE FROM lexical_documents l USING documents d
+WHERE d.id = %(document_id)s AND l.project_id = d.project_id AND l.document_id = d.id;
 
 -- store_lexical_document --
 -- Record that a ready document's passage terms follow, if it still has this text
@@ -427,8 +428,8 @@ LIMIT %(limit)s;
 SELECT count(*) AS documents, coalesce(sum(l.passages), 0)::bigint AS passages,
        coalesce(sum(l.terms), 0)::bigint AS terms,
        coalesce(array_agg(DISTINCT l.language), '{}') AS languages
-FROM lexical_documents l JOIN documents d ON d.id = l.document_id
-WHERE l.project_id = %(project_id)s AND l.config = %(config)s
+FROM lexical_documents l JOIN documents d ON d.project_id = l.project_id AND d.id = l.document_id
+WHERE l.project_id = %(project_id)s AND d.project_id = %(project_id)s AND l.config = %(config)s
   AND d.status = 'ready' AND d.content_hash = l.content_hash
   AND (%(document_ids)s::uuid[] IS NULL OR l.document_id = ANY(%(document_ids)s::uuid[]));
 

@@ -90,13 +90,32 @@ async def store_terms(
     )
     if row is None:
         return False
-    project_id, document_id = row["project_id"], UUID(document.id)
     async with conn.cursor().copy(queries["copy_lexical_postings"]) as copy:
-        for ordinal, words in enumerate(terms.terms):
-            for term, tf in Counter(words).items():
-                if len(term) <= MAX_TERM_CHARS:
-                    await copy.write_row((project_id, term, document_id, ordinal, tf, len(words)))
+        await copy.write(_copy_text(str(row["project_id"]), document.id, terms))
     return True
+
+
+def _copy_text(project_id: str, document_id: str, terms: PassageTerms) -> str:
+    """The document's postings in COPY's text format, in one piece (a row at a time costs a
+    call per row). Terms are runs of word characters, so only a backslash could need escaping
+    and none can hold a tab or a line break; one that does is escaped all the same."""
+    lines: list[str] = []
+    for ordinal, words in enumerate(terms.terms):
+        ends = f"\t{document_id}\t{ordinal}\t"
+        length = len(words)
+        for term, tf in Counter(words).items():
+            if len(term) <= MAX_TERM_CHARS:
+                lines.append(f"{project_id}\t{_escaped(term)}{ends}{tf}\t{length}\n")
+    return "".join(lines)
+
+
+def _escaped(term: str) -> str:
+    if "\\" in term or "\t" in term or "\n" in term or "\r" in term:
+        return term.translate(_COPY_ESCAPES)
+    return term
+
+
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
 async def passage_terms(index: ChunkIndex, document: SourceDocument) -> PassageTerms:

@@ -1,0 +1,312 @@
+"""The lexical prefilter (#28) against the exhaustive path, through the product's search.
+
+Each size gets its own database on the local PostgreSQL (migrated as the service does), one
+project of SciFact abstracts laid out as ``bench/latency.py`` lays them out (page-marked
+documents of 20 abstracts, repeated with varied wording), its passage terms written by the
+product's own backfill (:func:`service.services.prefilter.backfill`). Then, for each path, a
+fresh :class:`~service.services.search.SearchEngine` (an empty cache, as after a restart)
+answers the same SciFact claims through :func:`~service.services.search.search_project`,
+reranker ``none``:
+
+* exhaustive: ``prefilter_min_passages`` above the project (the cache bound raised so that
+  the project fits: the fairest case for it);
+* prefiltered: ``prefilter_min_passages`` 1, the default cache bound.
+
+Figures: the first query (cold) and the warm p50 / p95, wall-clock, this process's CPU and the
+CPU of the database's backends serving it (read from ``/proc``, 10 ms ticks, so per query only
+as a mean), the chunk cache's size, and the share of the exhaustive top 10 the prefiltered top
+10 holds. ``--quality`` instead compares the two paths' answers on SciFact (nDCG@10, test
+queries) and on the page-level development set (page hit@3). From the repository root::
+
+    .venv/bin/python -m bench.prefilter --sizes 10000 100000 --queries 40
+    .venv/bin/python -m bench.prefilter --quality
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+from uuid import UUID, uuid4
+
+import numpy as np
+import psycopg
+from psycopg import sql as pgsql
+from psycopg.rows import dict_row
+
+from bench.latency import SCIFACT_DIR, corpus, load_abstracts, load_queries
+from retrieval.types import SourceDocument
+from service.records import Principal
+from service.runtime import Runtime, open_runtime
+from service.services import prefilter, users
+from service.services.search import ProjectSearch, search_project
+from service.settings import Settings
+
+SERVER = os.environ.get("SHORTLIST_BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+class Timing(NamedTuple):
+    wall: float
+    cpu: float
+
+
+def database_url(name: str) -> str:
+    return f"{SERVER}/{name}"
+
+
+def fresh_database(name: str) -> str:
+    with psycopg.connect(database_url("postgres"), autocommit=True) as admin:
+        admin.execute(
+            pgsql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(pgsql.Identifier(name))
+        )
+        admin.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(name)))
+    return database_url(name)
+
+
+def settings_for(url: str, data_dir: Path, **search: object) -> Settings:
+    return Settings.model_validate(
+        {
+            "database_url": url,
+            "data_dir": data_dir,
+            "search": {"reranker": "none", **search},
+            "server": {"run_worker": False, "search_rate_per_minute": 1_000_000},
+            "extraction": {"warm_processes": 0},
+        }
+    )
+
+
+async def add_documents(
+    url: str, project_id: UUID, documents: Sequence[SourceDocument], *, suffix: bool = True
+) -> None:
+    """Ready documents straight into the table (no extraction), one COPY; ``suffix`` makes
+    repeated names unique."""
+    async with (
+        await psycopg.AsyncConnection.connect(url, autocommit=True) as conn,
+        conn.cursor().copy(
+            "COPY documents (project_id, name, content_type, size_bytes, status, markdown,"
+            " content_hash, kind, page_count, extracted_at) FROM STDIN"
+        ) as copy,
+    ):
+        for document in documents:
+            await copy.write_row(
+                (
+                    project_id,
+                    f"{document.name} {uuid4().hex[:8]}",
+                    "text/markdown",
+                    len(document.markdown),
+                    "ready",
+                    document.markdown,
+                    document.content_hash,
+                    "text",
+                    max(1, document.markdown.count("<!-- page ")),
+                    "now",
+                )
+            )
+
+
+async def backend_seconds(url: str, datname: str) -> float:
+    """CPU seconds used so far by the database's backends (this machine's /proc)."""
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        rows = await (
+            await conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", (datname,))
+        ).fetchall()
+    return sum(_ticks(pid) for (pid,) in rows) / TICKS
+
+
+def _ticks(pid: int) -> int:
+    """utime + stime of a process, in clock ticks (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
+class Owner(NamedTuple):
+    """The bench project and its user."""
+
+    user_id: UUID
+    project_id: UUID
+
+
+async def new_project(url: str, name: str) -> Owner:
+    async with await psycopg.AsyncConnection.connect(
+        url, autocommit=True, row_factory=dict_row
+    ) as conn:
+        created = await users.create_user(conn, name)  # type: ignore[arg-type]
+    return Owner(created.user.id, created.project.id)
+
+
+async def existing_project(url: str) -> Owner:
+    """The bench project of a database an earlier run made."""
+    async with await psycopg.AsyncConnection.connect(
+        url, autocommit=True, row_factory=dict_row
+    ) as conn:
+        row = await (
+            await conn.execute("SELECT user_id, id FROM projects ORDER BY created_at LIMIT 1")
+        ).fetchone()
+    assert row is not None, "no project: run without --reuse"
+    return Owner(row["user_id"], row["id"])
+
+
+async def timed_search(
+    runtime: Runtime, owner: Owner, query: str, top_k: int = 10
+) -> tuple[Timing, ProjectSearch]:
+    principal = Principal(user_id=owner.user_id, user_name="bench", token_id=uuid4())
+    wall, cpu = time.perf_counter(), time.process_time()
+    found = await search_project(runtime, principal, owner.project_id, query, top_k=top_k)
+    return Timing(time.perf_counter() - wall, time.process_time() - cpu), found
+
+
+class PathFigures(NamedTuple):
+    cold: Timing
+    warm: list[Timing]
+    backend_cpu_per_query: float
+    cache_mb: float
+    prefiltered: bool
+    top10: dict[str, list[str]]
+
+
+async def run_path(
+    url: str, datname: str, owner: Owner, queries: list[str], **search: object
+) -> PathFigures:
+    with tempfile.TemporaryDirectory() as data_dir:
+        settings = settings_for(url, Path(data_dir), **search)
+        async with open_runtime(settings, background=False) as runtime:
+            cold, first = await timed_search(runtime, owner, queries[0])
+            async with runtime.pool.connection() as conn:
+                loaded = await runtime.search.load(conn, owner.project_id, query=queries[1])
+            before = await backend_seconds(url, datname)
+            warm, top10 = [], {queries[0]: _top(first)}
+            for query in queries[1:]:
+                timing, found = await timed_search(runtime, owner, query)
+                warm.append(timing)
+                top10[query] = _top(found)
+            backend = (await backend_seconds(url, datname) - before) / max(1, len(queries) - 1)
+            return PathFigures(
+                cold,
+                warm,
+                backend,
+                runtime.search.index.nbytes / 1024**2,
+                loaded.prefiltered is not None,
+                top10,
+            )
+
+
+def _top(found: ProjectSearch) -> list[str]:
+    return [hit.chunk_id for hit in found.result.hits[:10]]
+
+
+def kept_share(exact: dict[str, list[Any]], other: dict[str, list[Any]]) -> float:
+    shares = [len(set(exact[q]) & set(other[q])) / len(exact[q]) for q in exact if exact[q]]
+    return statistics.mean(shares) if shares else 1.0
+
+
+def p(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) * 1000
+
+
+async def cost(sizes: Sequence[int], query_count: int, chunk_size: int, reuse: bool) -> None:
+    abstracts = load_abstracts(SCIFACT_DIR)
+    queries = load_queries(SCIFACT_DIR, query_count + 1)
+    rows = []
+    for size in sizes:
+        datname = f"shortlist_bench_prefilter_{size}"
+        url = database_url(datname)
+        documents = corpus(abstracts, size, chunk_size)
+        with tempfile.TemporaryDirectory() as data_dir:
+            prepared = reuse and _exists(datname)
+            if not prepared:
+                url = fresh_database(datname)
+            settings = settings_for(url, Path(data_dir))
+            async with open_runtime(settings, background=False) as runtime:
+                if not prepared:
+                    owner = await new_project(url, "bench")
+                    await add_documents(url, owner.project_id, documents)
+                    started = time.perf_counter()
+                    while await prefilter.backfill(runtime, batch=64):
+                        pass
+                    ingest = time.perf_counter() - started
+                else:
+                    owner = await existing_project(url)
+                    ingest = float("nan")
+                async with runtime.pool.connection() as conn:
+                    covered = await prefilter.stats(
+                        conn, runtime.search.index.terms_config, owner.project_id, None
+                    )
+        print(
+            f"{size}: {covered.passages} passages stored, terms in {ingest:.0f} s", file=sys.stderr
+        )
+        exhaustive = await run_path(
+            url, datname, owner, queries, prefilter_min_passages=10**9, cache_max_mb=16384
+        )
+        print(f"{size}: exhaustive measured", file=sys.stderr)
+        filtered = await run_path(url, datname, owner, queries, prefilter_min_passages=1)
+        print(f"{size}: prefiltered measured", file=sys.stderr)
+        assert filtered.prefiltered and not exhaustive.prefiltered
+        rows.append((size, covered.passages, len(documents), ingest, exhaustive, filtered))
+
+    print(f"Command: `python -m bench.prefilter {' '.join(sys.argv[1:])}`")
+    print(
+        f"{query_count} warm SciFact claims after one cold one, reranker none, top 10; "
+        f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())} on {os.cpu_count()} CPUs, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"
+    )
+    print(
+        "| passages | documents | path | cold wall (ms) | cold CPU (ms) | warm p50 wall (ms) "
+        "| warm p95 wall (ms) | warm CPU p50 (ms) | database CPU / query (ms) | chunk cache (MB) "
+        "| exhaustive top 10 kept |"
+    )
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for _, passages, count, ingest, exhaustive, filtered in rows:
+        for name, figures in (("exhaustive", exhaustive), ("prefiltered", filtered)):
+            walls = [t.wall for t in figures.warm]
+            cpus = [t.cpu for t in figures.warm]
+            kept = kept_share(exhaustive.top10, figures.top10)
+            print(
+                f"| {passages:,} | {count:,} | {name} | {figures.cold.wall * 1000:,.0f} "
+                f"| {figures.cold.cpu * 1000:,.0f} | {p(walls, 50):,.1f} | {p(walls, 95):,.1f} "
+                f"| {p(cpus, 50):,.1f} | {figures.backend_cpu_per_query * 1000:,.1f} "
+                f"| {figures.cache_mb:,.0f} | {kept:.3f} |"
+            )
+        print(
+            f"\nTerms of {passages:,} passages written by the backfill in {ingest:.0f} s "
+            f"({count / ingest if ingest == ingest else float('nan'):.0f} documents/s).",
+            file=sys.stderr,
+        )
+
+
+def _exists(datname: str) -> bool:
+    with psycopg.connect(database_url("postgres"), autocommit=True) as admin:
+        return (
+            admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (datname,)).fetchone()
+            is not None
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--chunk-size", type=int, default=1200)
+    parser.add_argument("--reuse", action="store_true", help="keep a database an earlier run made")
+    parser.add_argument("--quality", action="store_true")
+    args = parser.parse_args(argv)
+    if args.quality:
+        from bench.prefilter_quality import quality
+
+        asyncio.run(quality())
+    else:
+        asyncio.run(cost(args.sizes, args.queries, args.chunk_size, args.reuse))
+
+
+if __name__ == "__main__":
+    main()
