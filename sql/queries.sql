@@ -424,8 +424,11 @@ ORDER BY d.extracted_at NULLS FIRST, d.id
 LIMIT %(limit)s;
 
 -- lexical_stats --
--- Of the searched ready documents, how many have current stored terms, their passages and languages
-SELECT count(*) AS documents, coalesce(sum(l.passages), 0)::bigint AS passages,
+-- How many documents are searched, how many of them have current stored terms, their passages and languages
+SELECT (SELECT count(*) FROM documents r
+        WHERE r.project_id = %(project_id)s AND r.status = 'ready'
+          AND (%(document_ids)s::uuid[] IS NULL OR r.id = ANY(%(document_ids)s::uuid[]))) AS ready,
+       count(*) AS documents, coalesce(sum(l.passages), 0)::bigint AS passages,
        coalesce(sum(l.terms), 0)::bigint AS terms,
        coalesce(array_agg(DISTINCT l.language), '{}') AS languages
 FROM lexical_documents l JOIN documents d ON d.project_id = l.project_id AND d.id = l.document_id
@@ -433,27 +436,26 @@ WHERE l.project_id = %(project_id)s AND d.project_id = %(project_id)s AND l.conf
   AND d.status = 'ready' AND d.content_hash = l.content_hash
   AND (%(document_ids)s::uuid[] IS NULL OR l.document_id = ANY(%(document_ids)s::uuid[]));
 
+-- lexical_term_frequencies --
+-- How many of the searched passages hold each query term (an index-only count)
+SELECT term, count(*) AS df FROM lexical_postings
+WHERE project_id = %(project_id)s AND term = ANY(%(terms)s::text[])
+  AND (%(document_ids)s::uuid[] IS NULL OR document_id = ANY(%(document_ids)s::uuid[]))
+GROUP BY term;
+
 -- lexical_top_passages --
 -- The passages holding a query term by Lucene's BM25 (as retrieval/shortlist.py), best first
 WITH q AS (
-    SELECT term, weight FROM unnest(%(terms)s::text[], %(weights)s::int[]) AS q (term, weight)
-), hits AS MATERIALIZED (
-    SELECT p.term, p.document_id, p.passage, p.tf, p.length
-    FROM lexical_postings p
-    WHERE p.project_id = %(project_id)s AND p.term = ANY(%(terms)s::text[])
-      AND (%(document_ids)s::uuid[] IS NULL OR p.document_id = ANY(%(document_ids)s::uuid[]))
-), idf AS (
-    SELECT h.term, q.weight,
-           ln(1 + (%(passages)s::float8 - count(*) + 0.5) / (count(*) + 0.5)) AS idf
-    FROM hits h JOIN q USING (term) GROUP BY h.term, q.weight
+    SELECT * FROM unnest(%(terms)s::text[], %(weights)s::float8[], %(idfs)s::float8[])
+        AS q (term, weight, idf)
 )
-SELECT h.document_id, h.passage,
-       sum(i.weight * i.idf * h.tf
-           / (h.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * h.length / %(average)s::float8))) AS bm25,
-       sum(i.idf) AS covered,
-       (SELECT sum(idf) FROM idf) AS matched_idf,
-       (SELECT count(*) FROM idf) AS matched_terms
-FROM hits h JOIN idf i USING (term)
-GROUP BY h.document_id, h.passage
-ORDER BY bm25 DESC, h.document_id, h.passage
+SELECT p.document_id, p.passage,
+       sum(q.weight * p.tf / (p.tf + %(k1)s::float8
+           * (1 - %(b)s::float8 + %(b)s::float8 * p.length / %(average)s::float8))) AS bm25,
+       sum(q.idf) AS covered
+FROM lexical_postings p JOIN q USING (term)
+WHERE p.project_id = %(project_id)s AND p.term = ANY(%(terms)s::text[])
+  AND (%(document_ids)s::uuid[] IS NULL OR p.document_id = ANY(%(document_ids)s::uuid[]))
+GROUP BY p.document_id, p.passage
+ORDER BY bm25 DESC, p.document_id, p.passage
 LIMIT %(limit)s;

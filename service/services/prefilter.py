@@ -58,12 +58,17 @@ no one searches for them. The passage's length still counts them."""
 BACKFILL_BATCH = 16
 """Documents read and written per backfill step."""
 BACKFILL_IDLE_SECONDS = 60.0
+WORK_MEM = "32MB"
+"""Memory the ranking query may hash its passages in (``SET LOCAL``): a query of common words
+groups tens of thousands, and spilling them to disk at the default 4 MB doubles its time."""
 """How long the backfill waits, once nothing is left, before looking again."""
 
 
 class LexicalStats(NamedTuple):
     """What the stored terms cover of the searched documents."""
 
+    ready: int
+    """Searched ready documents."""
     documents: int
     """Searched ready documents whose terms are stored with the current configuration."""
     passages: int
@@ -167,7 +172,9 @@ async def stats(
         document_ids=list(document_ids) if document_ids else None,
     )
     assert row is not None  # an aggregate always has a row
-    return LexicalStats(row["documents"], row["passages"], row["terms"], list(row["languages"]))
+    return LexicalStats(
+        row["ready"], row["documents"], row["passages"], row["terms"], list(row["languages"])
+    )
 
 
 async def shortlist(
@@ -188,23 +195,31 @@ async def shortlist(
     total = covered.passages
     if not weights or total == 0:
         return Prefiltered((), total)
-    rows = await fetch_all(
-        conn,
-        "lexical_top_passages",
-        project_id=project_id,
-        document_ids=list(document_ids) if document_ids else None,
-        terms=list(weights),
-        weights=list(weights.values()),
-        passages=total,
-        average=max(covered.terms / total, 1e-9),
-        k1=k1,
-        b=b,
-        limit=limit,
-    )
-    if not rows:
+    filters = {
+        "project_id": project_id,
+        "document_ids": list(document_ids) if document_ids else None,
+    }
+    counted = await fetch_all(conn, "lexical_term_frequencies", terms=list(weights), **filters)
+    frequency = {row["term"]: row["df"] for row in counted}
+    idf = {term: lucene_idf(frequency.get(term, 0), total) for term in weights}
+    whole = sum(idf.values())  # every distinct term, those no passage has included
+    found = [term for term in weights if term in frequency]
+    if not found:
         return Prefiltered((), total)
-    unmatched = len(weights) - rows[0]["matched_terms"]
-    whole = float(rows[0]["matched_idf"]) + unmatched * lucene_idf(0, total)
+    async with conn.transaction():
+        await conn.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
+        rows = await fetch_all(
+            conn,
+            "lexical_top_passages",
+            terms=found,
+            weights=[weights[term] * idf[term] for term in found],
+            idfs=[idf[term] for term in found],
+            average=max(covered.terms / total, 1e-9),
+            k1=k1,
+            b=b,
+            limit=limit,
+            **filters,
+        )
     return Prefiltered(
         [
             PrefilteredPassage(

@@ -259,48 +259,38 @@ class SearchEngine:
         The only part of a search that needs the database: the caller releases the
         connection before :meth:`rank`.
         """
+        search_settings = self.settings.search
+        covered = await prefilter.stats(conn, self.index.terms_config, project_id, document_ids)
+        if (
+            covered.documents == covered.ready
+            and covered.passages >= search_settings.prefilter_min_passages
+        ):
+            prefiltered = await prefilter.shortlist(
+                conn,
+                self.index,
+                project_id,
+                query,
+                covered,
+                document_ids,
+                limit=min(search_settings.shortlist_keep, search_settings.max_candidates),
+            )
+            wanted = list(dict.fromkeys(UUID(p.document_id) for p in prefiltered.passages))
+            refs = await self._refs(conn, project_id, wanted) if wanted else []
+            return Loaded(refs, await self._load_missing(conn, refs), covered.ready, prefiltered)
+        refs = await self._refs(conn, project_id, document_ids)
+        return Loaded(refs, await self._load_missing(conn, refs), len(refs))
+
+    async def _refs(
+        self, conn: Connection, project_id: UUID, document_ids: Sequence[UUID] | None
+    ) -> list[DocumentRef]:
+        """The project's ready documents (or only those of ``document_ids``), oldest first."""
         rows = await fetch_all(
             conn,
             "list_ready_document_refs",
             project_id=project_id,
             document_ids=list(document_ids) if document_ids else None,
         )
-        refs = [DocumentRef(str(row["id"]), row["name"], row["content_hash"]) for row in rows]
-        prefiltered = await self._prefilter(conn, project_id, document_ids, query, len(refs))
-        if prefiltered is not None:
-            wanted = {passage.document_id for passage in prefiltered.passages}
-            refs_to_rank = [ref for ref in refs if ref.id in wanted]
-            return Loaded(
-                refs_to_rank,
-                await self._load_missing(conn, refs_to_rank),
-                len(refs),
-                prefiltered,
-            )
-        return Loaded(refs, await self._load_missing(conn, refs), len(refs))
-
-    async def _prefilter(
-        self,
-        conn: Connection,
-        project_id: UUID,
-        document_ids: Sequence[UUID] | None,
-        query: str,
-        ready: int,
-    ) -> Prefiltered | None:
-        """PostgreSQL's shortlist, or ``None`` for the exhaustive path: a project below the
-        threshold, or one with a document whose terms are not stored (yet)."""
-        search_settings = self.settings.search
-        covered = await prefilter.stats(conn, self.index.terms_config, project_id, document_ids)
-        if covered.documents != ready or covered.passages < search_settings.prefilter_min_passages:
-            return None
-        return await prefilter.shortlist(
-            conn,
-            self.index,
-            project_id,
-            query,
-            covered,
-            document_ids,
-            limit=min(search_settings.shortlist_keep, search_settings.max_candidates),
-        )
+        return [DocumentRef(str(row["id"]), row["name"], row["content_hash"]) for row in rows]
 
     async def rank(
         self,
