@@ -78,18 +78,24 @@ def varied(text: str, variant: int, vocabulary: list[str], rng: random.Random) -
     return " ".join(words)
 
 
-def documents(abstracts: list[tuple[str, str]], seed: int = 7) -> Iterator[SourceDocument]:
+def documents(
+    abstracts: list[tuple[str, str]],
+    seed: int = 7,
+    *,
+    per_document: int = ABSTRACTS_PER_DOCUMENT,
+    per_page: int = 3,
+) -> Iterator[SourceDocument]:
     """An endless stream of page-marked documents built from the abstracts."""
     rng = random.Random(seed)
     vocabulary = sorted({word for _, text in abstracts[:2000] for word in text.split()})
     number = 0
     for variant in range(10_000):
-        for start in range(0, len(abstracts), ABSTRACTS_PER_DOCUMENT):
+        for start in range(0, len(abstracts), per_document):
             parts: list[str] = []
-            group = abstracts[start : start + ABSTRACTS_PER_DOCUMENT]
+            group = abstracts[start : start + per_document]
             for i, (title, text) in enumerate(group):
-                if i % 3 == 0:
-                    parts.append(f"<!-- page {i // 3 + 1} -->")
+                if i % per_page == 0:
+                    parts.append(f"<!-- page {i // per_page + 1} -->")
                 parts.append(f"## {title}\n\n{varied(text, variant, vocabulary, rng)}")
             number += 1
             yield SourceDocument(
@@ -97,9 +103,16 @@ def documents(abstracts: list[tuple[str, str]], seed: int = 7) -> Iterator[Sourc
             )
 
 
-def corpus(abstracts: list[tuple[str, str]], chunks: int, chunk_size: int) -> list[SourceDocument]:
+def corpus(
+    abstracts: list[tuple[str, str]],
+    chunks: int,
+    chunk_size: int,
+    *,
+    per_document: int = ABSTRACTS_PER_DOCUMENT,
+    per_page: int = 3,
+) -> list[SourceDocument]:
     """Enough documents for about ``chunks`` chunks (estimated from one sample)."""
-    stream = documents(abstracts)
+    stream = documents(abstracts, per_document=per_document, per_page=per_page)
     sample = ChunkIndex(chunk_size=chunk_size)
     first = next(stream)
     sample.add([first])

@@ -2,7 +2,7 @@
 
 Each size gets its own database on the local PostgreSQL (migrated as the service does), one
 project of SciFact abstracts laid out as ``bench/latency.py`` lays them out (page-marked
-documents of 20 abstracts, repeated with varied wording), its passage terms written by the
+documents, by default of 4 abstracts, one a page, repeated with varied wording), its passage terms written by the
 product's own backfill (:func:`service.services.prefilter.backfill`). Then, for each path, a
 fresh :class:`~service.services.search.SearchEngine` (an empty cache, as after a restart)
 answers the same SciFact claims through :func:`~service.services.search.search_project`,
@@ -99,7 +99,7 @@ async def add_documents(
             await copy.write_row(
                 (
                     project_id,
-                    f"{document.name} {uuid4().hex[:8]}",
+                    f"{document.name} {uuid4().hex[:8]}" if suffix else document.name,
                     "text/markdown",
                     len(document.markdown),
                     "ready",
@@ -214,14 +214,16 @@ def p(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) * 1000
 
 
-async def cost(sizes: Sequence[int], query_count: int, chunk_size: int, reuse: bool) -> None:
+async def cost(
+    sizes: Sequence[int], query_count: int, chunk_size: int, reuse: bool, per_document: int
+) -> None:
     abstracts = load_abstracts(SCIFACT_DIR)
     queries = load_queries(SCIFACT_DIR, query_count + 1)
     rows = []
     for size in sizes:
-        datname = f"shortlist_bench_prefilter_{size}"
+        datname = f"shortlist_bench_prefilter_{size}_{per_document}"
         url = database_url(datname)
-        documents = corpus(abstracts, size, chunk_size)
+        documents = corpus(abstracts, size, chunk_size, per_document=per_document, per_page=1)
         with tempfile.TemporaryDirectory() as data_dir:
             prepared = reuse and _exists(datname)
             if not prepared:
@@ -235,6 +237,7 @@ async def cost(sizes: Sequence[int], query_count: int, chunk_size: int, reuse: b
                     while await prefilter.backfill(runtime, batch=64):
                         pass
                     ingest = time.perf_counter() - started
+                    await vacuum(url)
                 else:
                     owner = await existing_project(url)
                     ingest = float("nan")
@@ -284,6 +287,13 @@ async def cost(sizes: Sequence[int], query_count: int, chunk_size: int, reuse: b
         )
 
 
+async def vacuum(url: str) -> None:
+    """What autovacuum does shortly after a bulk load (``lexical_postings`` asks it to after
+    every 2 % of new rows): set the visibility map and the planner's statistics."""
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await conn.execute("VACUUM ANALYZE")
+
+
 def _exists(datname: str) -> bool:
     with psycopg.connect(database_url("postgres"), autocommit=True) as admin:
         return (
@@ -298,14 +308,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--chunk-size", type=int, default=1200)
     parser.add_argument("--reuse", action="store_true", help="keep a database an earlier run made")
+    parser.add_argument(
+        "--abstracts-per-document", type=int, default=4, help="one abstract a page (default 4)"
+    )
     parser.add_argument("--quality", action="store_true")
+    parser.add_argument("--skip-scifact", action="store_true", help="--quality: the dev set only")
     args = parser.parse_args(argv)
     if args.quality:
         from bench.prefilter_quality import quality
 
-        asyncio.run(quality())
+        asyncio.run(quality(scifact_too=not args.skip_scifact))
     else:
-        asyncio.run(cost(args.sizes, args.queries, args.chunk_size, args.reuse))
+        asyncio.run(
+            cost(args.sizes, args.queries, args.chunk_size, args.reuse, args.abstracts_per_document)
+        )
 
 
 if __name__ == "__main__":

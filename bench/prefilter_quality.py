@@ -73,14 +73,20 @@ def _top(results: dict[str, SearchResult]) -> dict[str, list[str]]:
     return {query: [hit.chunk_id for hit in result.hits] for query, result in results.items()}
 
 
-async def quality() -> None:
+async def quality(*, scifact_too: bool = True) -> None:
+    print("| set | measure | exhaustive | prefiltered | difference |")
+    print("|---|---|---:|---:|---:|")
+    if scifact_too:
+        await _scifact()
+    await _development_set()
+
+
+async def _scifact() -> None:
     corpus = [doc._replace(name=doc.id) for doc in load_corpus()]
     claims = load_queries()
     qrels = load_qrels("test")
     texts = [claims[query_id] for query_id in qrels]
     scifact = await _searched("shortlist_bench_quality_scifact", corpus, texts)
-    print("| set | measure | exhaustive | prefiltered | difference |")
-    print("|---|---|---:|---:|---:|")
     ndcg = {}
     for path, results in scifact.items():
         ndcg[path] = statistics.mean(
@@ -98,6 +104,8 @@ async def quality() -> None:
     kept = kept_share(_top(scifact["exhaustive"]), _top(scifact["prefiltered"]))
     print(f"| SciFact test | share of the exhaustive top 10 kept | 1 | {kept:.4f} | |")
 
+
+async def _development_set() -> None:
     documents = [doc._replace(name=doc.id) for doc in load_documents()]
     for fold in (None, "test"):
         questions = load_questions(fold=fold)
