@@ -13,12 +13,13 @@ same shortlist any reranker sees the same candidates (the figures say whether it
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from bench.corpus_dev import load_documents, load_questions
+from bench.corpus_dev import CACHE_DIR, CORPUS_DIR, DOCUMENTS, load_questions
 from bench.prefilter import (
     add_documents,
     fresh_database,
@@ -105,8 +106,24 @@ async def _scifact() -> None:
     print(f"| SciFact test | share of the exhaustive top 10 kept | 1 | {kept:.4f} | |")
 
 
+def cached_documents() -> list[SourceDocument]:
+    """The dev-set documents as ``bench/corpus_dev.py`` last cached their Markdown (the newest
+    extraction of each file, whichever extractor made it: both paths read the same text, so
+    the comparison does not depend on it; extracting afresh takes a CPU-second a page)."""
+    documents = []
+    for relative in DOCUMENTS:
+        digest = hashlib.sha256((CORPUS_DIR / relative).read_bytes()).hexdigest()
+        found = sorted(CACHE_DIR.glob(f"{digest}*full-layout.md"), key=lambda p: p.stat().st_mtime)
+        if not found:
+            raise SystemExit(f"no cached Markdown of {relative}: run python -m bench.corpus_dev")
+        markdown = found[-1].read_text(encoding="utf-8").replace("\x00", "\ufffd")  # as stored
+        content_hash = hashlib.sha256(markdown.encode()).hexdigest()
+        documents.append(SourceDocument(relative, relative, content_hash, markdown))
+    return documents
+
+
 async def _development_set() -> None:
-    documents = [doc._replace(name=doc.id) for doc in load_documents()]
+    documents = cached_documents()
     for fold in (None, "test"):
         questions = load_questions(fold=fold)
         asked = [q.question for q in questions]
