@@ -19,7 +19,8 @@ from extract import Extraction
 from service.records import Principal
 from service.runtime import Runtime, open_runtime
 from service.services import prefilter, users
-from service.services.extraction import claim, lexical_terms, save_extraction
+from service.services.extraction import claim, extract_and_save, lexical_terms, save_extraction
+from service.services.ingest import ingest_file
 from service.services.search import ProjectSearch, search_project
 from sql import queries
 from tests.conftest import make_settings
@@ -225,3 +226,30 @@ async def test_a_project_larger_than_the_chunk_cache_answers_as_the_exhaustive_p
             assert small.runtime.search.index.nbytes <= 1024 * 1024
         assert await small.uses_prefilter(QUERIES[0])
     assert got == expected
+
+
+async def test_an_extraction_stores_its_terms_with_its_text(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    """The worker's own save (``extract_and_save``): text and terms in one transaction."""
+    source = tmp_path / "notes.md"
+    source.write_text("# Quokka notes\n\nQuokkas smile at zymurgists.\n")
+    async for project in _project(db_url, tmp_path, conn, "worker", prefilter_min_passages=1):
+        ingested = await ingest_file(project.runtime, project.owner.project, source)
+        assert ingested.document is not None
+        document_id = ingested.document.id
+        assert await _stored(conn, document_id) > 0, "shortlist ingest stored no terms"
+        await conn.execute(  # back to pending, then claimed, as a re-extraction does
+            queries["reset_document_for_extraction"],
+            {"document_id": document_id, "user_id": project.owner.user.id},
+        )
+        assert await _stored(conn, document_id) == 0
+        assert await claim(conn, document_id) is not None  # type: ignore[arg-type]
+        outcome = await extract_and_save(
+            project.runtime, document_id, source.read_bytes(), "notes.md", "text/markdown"
+        )
+        assert outcome.status == "ready"
+        assert await _stored(conn, document_id) > 0
+        assert await project.uses_prefilter("quokkas zymurgists")
+        found = await project.search("quokkas zymurgists")
+        assert [hit.document_id for hit in found.result.hits] == [str(document_id)]
