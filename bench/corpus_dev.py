@@ -36,21 +36,26 @@ ground truth of the LinnSequencer scan.
 
 Extraction is slow (about a CPU-second a page), so the Markdown of each
 document is cached under ``$SHORTLIST_BENCH_CACHE`` (default
-``~/.cache/shortlist-bench``), keyed by the file's sha256 (delete the folder after
-changing the extractor). From the repository root::
+``~/.cache/shortlist-bench``), keyed by the file's sha256 and by
+:func:`extractor_fingerprint` (the extractor's source and the versions of the libraries
+it reads PDFs with), so a changed extractor is never answered from a stale cache. From
+the repository root::
 
     .venv/bin/python -m bench.corpus_dev                  # extract (or load) every document
+    .venv/bin/python -m bench.corpus_dev --part 1/2 & .venv/bin/python -m bench.corpus_dev --part 2/2
     .venv/bin/python -m bench.corpus_dev --assign-folds   # give new questions their fold
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
 import time
 from collections.abc import Iterable, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -123,6 +128,9 @@ LAYOUT_BUDGET_SECONDS = 24 * 3600.0
 in parallel parts, each with its own budget, so an in-process run with the default budget
 would fall back to plain text on pages the service lays out (and differ from run to run)."""
 
+
+EXTRACTOR_DISTRIBUTIONS = ("pymupdf", "pymupdf4llm", "rapidocr", "onnxruntime", "pillow")
+"""The libraries whose version changes what the extractor writes for a PDF."""
 
 Fold = Literal["tuning", "test"]
 FOLDS: tuple[Fold, ...] = ("tuning", "test")
@@ -215,14 +223,35 @@ def write_folds(path: Path = DEV_SET) -> int:
     return missing
 
 
+@functools.cache
+def extractor_fingerprint() -> str:
+    """16 hex digits of a sha256 over every source file of ``extract/`` (path and bytes, in
+    path order) and the installed versions of :data:`EXTRACTOR_DISTRIBUTIONS`: the cache key's
+    half that changes whenever the extractor could write different Markdown."""
+    import extract
+
+    digest = hashlib.sha256()
+    root = Path(extract.__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    for name in EXTRACTOR_DISTRIBUTIONS:
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            version = "absent"
+        digest.update(f"{name}=={version}\0".encode())
+    return digest.hexdigest()[:16]
+
+
 def markdown_of(relative: str) -> str:
-    """The extractor's page-marked Markdown of one corpus file (cached)."""
+    """The extractor's page-marked Markdown of one corpus file (cached per file and
+    :func:`extractor_fingerprint`)."""
     from extract.document import extract_document
     from extract.types import ExtractionLimits
 
     data = (CORPUS_DIR / relative).read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    cached = CACHE_DIR / f"{digest}-full-layout.md"
+    cached = CACHE_DIR / f"{digest}-{extractor_fingerprint()}-full-layout.md"
     if cached.exists():
         return cached.read_text(encoding="utf-8")
     limits = ExtractionLimits(layout_budget_seconds=LAYOUT_BUDGET_SECONDS)
@@ -275,11 +304,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--assign-folds", action="store_true", help="give questions without a fold their fold"
     )
+    parser.add_argument(
+        "--part",
+        default="1/1",
+        help="K/N: extract only every Nth document from the Kth (run N at once on N cores)",
+    )
     args = parser.parse_args(argv)
     if args.assign_folds:
         print(f"{write_folds()} questions given a fold")
         return
-    for relative in DOCUMENTS:
+    part, parts = (int(n) for n in args.part.split("/"))
+    print(f"extractor fingerprint {extractor_fingerprint()}, cache {CACHE_DIR}")
+    for relative in DOCUMENTS[part - 1 :: parts]:
         started = time.monotonic()
         markdown = markdown_of(relative)
         pages = markdown.count("<!-- page ")
