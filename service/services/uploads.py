@@ -39,7 +39,7 @@ from service.errors import (
     UploadNotFound,
 )
 from service.records import Document, Principal, SyncedFile, Upload
-from service.services import documents, projects, scopes
+from service.services import documents, projects, scopes, synced_files
 from service.services.filenames import clean_filename
 from service.storage.blobs import BlobStoreError, MissingUploadParts, MultipartBlobStore
 from service.storage.blobs.multipart import part_size_for
@@ -306,6 +306,7 @@ async def register_document(
     """Turn a finished upload into a pending document and queue its extraction; with
     ``sync``, the document mirrors that file of a synced folder (``shortlist sync``)."""
     scopes.require_write(principal)
+    sync = synced_files.checked(sync)
     await projects.get_project(conn, principal.user_id, project_id)
     async with conn.transaction():
         upload = await _finished_upload(runtime, conn, principal, project_id, upload_id)
@@ -344,6 +345,7 @@ async def replace_original(
     """Make a finished upload (granted with ``replaces``) the document's new original and
     queue its extraction; the document keeps its id and name. The old original is deleted."""
     scopes.require_write(principal)
+    sync = synced_files.checked(sync)
     document = await documents.get_document(conn, principal, document_id)
     async with conn.transaction():
         upload = await _finished_upload(runtime, conn, principal, document.project_id, upload_id)

@@ -434,3 +434,29 @@ def test_files_of_one_name_in_other_folders_and_roots_are_documents_of_their_own
     assert {d["status"] for d in documents_listed} == {"ready"}
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["name"] == "work/b/notes.md"
+
+
+async def test_a_file_whose_path_holds_a_newline_fails_alone_and_is_not_stored(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """The sync plan applies the rule of :mod:`service.services.synced_files` before telling
+    any target about a file, so a hostile file name fails with its reason (#24)."""
+    root = tmp_path / "odd"
+    write(root / "line\nbreak.md", "# Odd\n\nA newline in the name.\n")
+    write(root / "fine.md", "# Fine\n\nOk.\n")
+    async with open_runtime(settings) as runtime:
+        async with connection(runtime.pool) as conn:
+            owner = await users.create_user(conn, "owner")
+            principal = await users.authenticate(conn, owner.token)
+        report = await folder_sync.sync_folders(runtime, principal, owner.project.id, [root])
+        async with connection(runtime.pool) as conn:
+            listed = await documents.list_documents(conn, principal, owner.project.id)
+
+    shown = folder_sync.report_json(report)
+    assert (shown["added"], shown["failed"]) == (1, 1), shown
+    (failed,) = shown["details"]["failed"]
+    assert (
+        failed["path"] == "line\nbreak.md"
+        and "synced file's path contains control" in failed["reason"]
+    )
+    assert [document.name for document in listed] == ["fine.md"]
