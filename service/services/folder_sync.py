@@ -42,7 +42,7 @@ import anyio.to_thread
 
 from extract.detect import EXTENSION_KINDS, KIND_CONTENT_TYPES
 from service.errors import InvalidRequest, ShortlistError, SyncPathTaken
-from service.records import Document, Principal
+from service.records import Document, Principal, SyncedFile
 from service.services import documents, folders, projects, scopes, synced_files, uploads
 from service.services.extraction import Outcome, extract_and_save
 from service.services.filenames import clean_filename
@@ -311,22 +311,10 @@ class LocalTarget:
         runtime = self.runtime
         data = await anyio.to_thread.run_sync(item.path.read_bytes)
         name = item.key
+        mirrored = SyncedFile(path=item.key, sha256=sha, size=item.size, mtime_ns=item.mtime_ns)
         document = await store_new_document(
-            runtime, self.project_id, data, name, _content_type(name)
+            runtime, self.project_id, data, name, _content_type(name), sync=mirrored
         )
-        async with connection(runtime.pool) as conn:
-            with unique_violation_as(
-                SyncPathTaken(f"Another document of the project already mirrors {item.key!r}.")
-            ):
-                await execute(
-                    conn,
-                    "mark_document_synced",
-                    document_id=document.id,
-                    sync_path=item.key,
-                    original_sha256=sha,
-                    sync_size=item.size,
-                    sync_mtime_ns=item.mtime_ns,
-                )
         outcome = await extract_and_save(
             runtime, document.id, data, document.name, document.content_type
         )

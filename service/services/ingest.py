@@ -18,7 +18,7 @@ from uuid import UUID
 import anyio.to_thread
 
 from service.errors import FileUnreadable, ShortlistError
-from service.records import Document, Project
+from service.records import Document, Project, SyncedFile
 from service.services import uploads
 from service.services.extraction import Outcome, extract_and_save
 from service.services.folders import NamedFile
@@ -78,12 +78,20 @@ async def ingest_files(
 
 
 async def store_new_document(
-    runtime: Runtime, project_id: UUID, data: bytes, name: str, content_type: str | None
+    runtime: Runtime,
+    project_id: UUID,
+    data: bytes,
+    name: str,
+    content_type: str | None,
+    *,
+    sync: SyncedFile | None = None,
 ) -> Document:
     """Check ``data`` like an upload, keep it in the blob store and insert its row, claimed
-    for extraction (the caller extracts it next, with :func:`extract_and_save`).
+    for extraction (the caller extracts it next, with :func:`extract_and_save`); with
+    ``sync``, mirroring that file of a synced folder, recorded in the same statement.
 
-    Raises the refusal: too large, unsupported type, a bad or duplicate name.
+    Raises the refusal: too large, unsupported type, a bad or duplicate name, a synced path
+    another document mirrors.
     """
     clean_name, stored_type = uploads.check_file(runtime, name, content_type, len(data))
     key = uploads.object_key(project_id, uuid.uuid4())
@@ -99,4 +107,5 @@ async def store_new_document(
             content_type=stored_type,
             size_bytes=len(data),
             object_key=key,
+            sync=sync,
         )

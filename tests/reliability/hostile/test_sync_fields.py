@@ -150,5 +150,6 @@ def test_the_largest_bigint_and_a_decomposed_path_are_kept_in_normal_form(
         created = _create(client, target, _sync(decomposed, size=2**63 - 1, mtime_ns=2**63 - 1))
         assert created.status_code == 201, created.text
         sync = client.get(f"/api/documents/{created.json()['id']}").json()["sync"]
+    assert created.json()["sync"] == sync  # recorded in the insert's own statement
     assert sync["path"] == unicodedata.normalize("NFC", decomposed)
     assert (sync["size"], sync["mtime_ns"]) == (2**63 - 1, 2**63 - 1)
