@@ -18,8 +18,8 @@ from uuid import UUID
 import anyio.to_thread
 
 from service.errors import FileUnreadable, ShortlistError
-from service.records import Document, Project, SyncedFile
-from service.services import uploads
+from service.records import Document, Principal, Project, SyncedFile
+from service.services import scopes, uploads
 from service.services.extraction import Outcome, extract_and_save
 from service.services.folders import NamedFile
 from service.storage.db import connection
@@ -41,7 +41,9 @@ async def ingest_file(
     runtime: Runtime, project: Project, path: Path, *, name: str | None = None
 ) -> Ingested:
     """Extract and store one file (as ``name``, else the file's own name); a refusal or
-    failure, a file that cannot be read included, is returned, never raised."""
+    failure, a file that cannot be read included, is returned, never raised. A step of
+    :func:`ingest_files`, which checks the caller's scope (and of fixtures that own the
+    database)."""
     name = name or path.name
     guessed = mimetypes.guess_type(path.name)[0]
     try:
@@ -59,11 +61,13 @@ async def ingest_file(
 
 
 async def ingest_files(
-    runtime: Runtime, project: Project, files: list[NamedFile]
+    runtime: Runtime, principal: Principal, project: Project, files: list[NamedFile]
 ) -> list[Ingested]:
-    """:func:`ingest_file` for each file under its name, one per CPU core at a time (small
-    text files are read in this process and mostly wait for the database); results in the
-    order of ``files``."""
+    """What ``shortlist ingest`` does for ``principal``: refused (TokenReadOnly) before any file
+    is read unless the caller may write; then :func:`ingest_file` for each file under its name,
+    one per CPU core at a time (small text files are read in this process and mostly wait for
+    the database); results in the order of ``files``."""
+    scopes.require_write(principal)
     results: list[Ingested | None] = [None] * len(files)
     limiter = anyio.CapacityLimiter(os.cpu_count() or 1)
 
