@@ -257,7 +257,9 @@ def markdown_of(relative: str) -> str:
     limits = ExtractionLimits(layout_budget_seconds=LAYOUT_BUDGET_SECONDS)
     extraction = extract_document(data, Path(relative).name, "application/pdf", limits=limits)
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
-    cached.write_text(extraction.markdown, encoding="utf-8")
+    partial = cached.with_name(f"{cached.name}.{os.getpid()}.part")
+    partial.write_text(extraction.markdown, encoding="utf-8")
+    partial.replace(cached)  # atomic: an interrupted run leaves no truncated cache entry
     return extraction.markdown
 
 
