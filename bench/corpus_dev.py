@@ -62,6 +62,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from extract.types import ExtractionLimits, OcrOptions
 from retrieval.errors import InvalidLabel
 from retrieval.evaluation import LabelledQuestion, parse_line
 from retrieval.rerankers.local import LocalReranker
@@ -127,6 +128,17 @@ LAYOUT_BUDGET_SECONDS = 24 * 3600.0
 """Every page gets the layout engine, however busy the machine: the service reads a long PDF
 in parallel parts, each with its own budget, so an in-process run with the default budget
 would fall back to plain text on pages the service lays out (and differ from run to run)."""
+OCR_PAGE_SECONDS = 3600.0
+"""Every scanned page is recognised, however busy the machine: with the default 20 s a page,
+a run at load 15 left out the second pages of three scans and TAMReview's re-recognised
+text (#25), so the figures depended on the load."""
+
+
+def extraction_limits() -> ExtractionLimits:
+    """The limits the bench extracts with: no time budget cuts a page short."""
+    return ExtractionLimits(
+        layout_budget_seconds=LAYOUT_BUDGET_SECONDS, ocr=OcrOptions(page_seconds=OCR_PAGE_SECONDS)
+    )
 
 
 EXTRACTOR_DISTRIBUTIONS = ("pymupdf", "pymupdf4llm", "rapidocr", "onnxruntime", "pillow")
@@ -226,14 +238,16 @@ def write_folds(path: Path = DEV_SET) -> int:
 @functools.cache
 def extractor_fingerprint() -> str:
     """16 hex digits of a sha256 over every source file of ``extract/`` (path and bytes, in
-    path order) and the installed versions of :data:`EXTRACTOR_DISTRIBUTIONS`: the cache key's
-    half that changes whenever the extractor could write different Markdown."""
+    path order), the bench's :func:`extraction_limits` and the installed versions of
+    :data:`EXTRACTOR_DISTRIBUTIONS`: the cache key's half that changes whenever the
+    extractor could write different Markdown."""
     import extract
 
     digest = hashlib.sha256()
     root = Path(extract.__file__).resolve().parent
     for path in sorted(root.rglob("*.py")):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    digest.update(repr(extraction_limits()).encode() + b"\0")
     for name in EXTRACTOR_DISTRIBUTIONS:
         try:
             version = metadata.version(name)
@@ -247,14 +261,13 @@ def markdown_of(relative: str) -> str:
     """The extractor's page-marked Markdown of one corpus file (cached per file and
     :func:`extractor_fingerprint`)."""
     from extract.document import extract_document
-    from extract.types import ExtractionLimits
 
     data = (CORPUS_DIR / relative).read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     cached = CACHE_DIR / f"{digest}-{extractor_fingerprint()}-full-layout.md"
     if cached.exists():
         return cached.read_text(encoding="utf-8")
-    limits = ExtractionLimits(layout_budget_seconds=LAYOUT_BUDGET_SECONDS)
+    limits = extraction_limits()
     extraction = extract_document(data, Path(relative).name, "application/pdf", limits=limits)
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     partial = cached.with_name(f"{cached.name}.{os.getpid()}.part")
