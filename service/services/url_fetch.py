@@ -4,12 +4,10 @@ A URL import makes the service itself open a connection, so every step an attack
 steer is checked (server-side request forgery):
 
 - the scheme is ``https`` (``http`` only with ``fetch.allow_http``), with no user info;
-- the host is resolved once and **every** address it resolves to must be public:
-  loopback, private (RFC 1918), shared (CGNAT), unique-local and the service's own networks
-  are refused unless ``fetch.allow_private_networks``; link-local (cloud metadata at
-  169.254.169.254 included), multicast, unspecified, reserved and documentation ranges are
-  refused always; an IPv6 address that embeds an IPv4 one (``::ffff:a.b.c.d`` in either
-  spelling, NAT64, 6to4) is judged by the IPv4 address; Teredo is refused;
+- the host is resolved once and **every** address it resolves to must be one the service
+  may reach (:func:`service.services.url_addresses.address_refusal`: public, or the
+  self-hoster's own networks with ``fetch.allow_private_networks``; an IPv6 spelling of an
+  IPv4 address is judged by the IPv4 address);
 - the connection goes to the address that was checked (the request names the host only in
   ``Host`` and TLS SNI, and the certificate is verified for the host), so a second DNS answer
   cannot swap in another address; no proxy from the environment is used;
@@ -40,25 +38,12 @@ from extract.detect import (
     declared_kind,
 )
 from service.errors import UrlNotAllowed, UrlTooLarge, UrlUnreachable, UrlUnsupportedType
+from service.services.url_addresses import IPAddress, address_refusal
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Sequence[IPAddress]]
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 MAX_URL_LENGTH = 2048
-
-PRIVATE_NETWORKS: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = (
-    ipaddress.ip_network("127.0.0.0/8"),
-    ipaddress.ip_network("10.0.0.0/8"),
-    ipaddress.ip_network("172.16.0.0/12"),
-    ipaddress.ip_network("192.168.0.0/16"),
-    ipaddress.ip_network("100.64.0.0/10"),
-    ipaddress.ip_network("::1/128"),
-    ipaddress.ip_network("fc00::/7"),
-)
-"""Networks of a self-hoster's own machines: refused unless ``fetch.allow_private_networks``."""
-
-NAT64_PREFIX = ipaddress.ip_network("64:ff9b::/96")
 
 
 class FetchPolicy(NamedTuple):
@@ -84,34 +69,6 @@ class Fetched(NamedTuple):
     data: bytes
     content_type: str
     final_url: str
-
-
-def address_refusal(address: IPAddress, *, allow_private: bool) -> str | None:
-    """Why the service may not connect to ``address``, or None when it may."""
-    if isinstance(address, ipaddress.IPv6Address):
-        embedded = _embedded_ipv4(address)
-        if embedded is not None:
-            return address_refusal(embedded, allow_private=allow_private)
-        if address.teredo is not None:
-            return "a Teredo tunnel address"
-    if any(address in network for network in PRIVATE_NETWORKS):
-        return None if allow_private else "a loopback or private-network address"
-    if address.is_link_local:
-        return "a link-local address (cloud metadata lives there)"
-    if address.is_multicast:
-        return "a multicast address"
-    if address.is_global:
-        return None
-    return "an address that is not on the public internet"
-
-
-def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 one stands for: mapped, NAT64 or 6to4."""
-    if address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    if address in NAT64_PREFIX:
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    return address.sixtofour
 
 
 def system_resolver(host: str, port: int) -> list[IPAddress]:

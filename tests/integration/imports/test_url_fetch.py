@@ -1,5 +1,6 @@
-"""The URL fetcher against real sockets: every address rule, redirects checked hop by hop,
-content types, size and time limits, and the connection going to the address checked."""
+"""The URL fetcher against real sockets: refused URLs, redirects checked hop by hop, content
+types, size and time limits, and the connection going to the address checked (the address
+rule itself, one row per spelling: tests/unit/service/services/test_url_addresses.py)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from service.errors import UrlNotAllowed, UrlTooLarge, UrlUnreachable, UrlUnsupportedType
-from service.services.url_fetch import (
-    FetchPolicy,
-    IPAddress,
-    address_refusal,
-    check_url,
-    fetch,
-)
+from service.services.url_addresses import IPAddress
+from service.services.url_fetch import FetchPolicy, check_url, fetch
 from tests.support.web_server import Reply, WebServer
 
 pytestmark = pytest.mark.anyio
@@ -45,59 +41,6 @@ def site() -> Iterator[WebServer]:
         server.close()
 
 
-ALWAYS_REFUSED = [
-    "169.254.169.254",  # cloud metadata
-    "fe80::1",  # link-local
-    "224.0.0.1",  # multicast
-    "ff02::1",
-    "0.0.0.0",  # unspecified
-    "::",
-    "240.0.0.1",  # reserved
-    "192.0.2.10",  # documentation
-    "198.18.0.1",  # benchmarking
-    "::ffff:169.254.169.254",  # IPv4-mapped, dotted
-    "::ffff:a9fe:a9fe",  # IPv4-mapped, hex: the same address
-    "64:ff9b::a9fe:a9fe",  # NAT64 of the metadata address
-    "2002:a9fe:a9fe::1",  # 6to4 of the metadata address
-    "2001:0:4136:e378:8000:63bf:3fff:fdd2",  # Teredo
-]
-PRIVATE = [
-    "127.0.0.1",
-    "127.8.9.10",
-    "::1",
-    "10.1.2.3",
-    "172.16.0.1",
-    "192.168.1.1",
-    "100.64.0.1",  # CGNAT
-    "fd12:3456::1",  # unique-local
-    "::ffff:127.0.0.1",
-    "::ffff:7f00:1",
-    "64:ff9b::a00:1",  # NAT64 of 10.0.0.1
-]
-PUBLIC = ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c", "::ffff:93.184.215.14"]
-
-
-@pytest.mark.parametrize("address", ALWAYS_REFUSED)
-def test_link_local_multicast_and_reserved_addresses_are_refused_even_when_private_is_allowed(
-    address: str,
-) -> None:
-    ip = ipaddress.ip_address(address)
-    assert address_refusal(ip, allow_private=False) is not None
-    assert address_refusal(ip, allow_private=True) is not None
-
-
-@pytest.mark.parametrize("address", PRIVATE)
-def test_loopback_private_and_cgnat_addresses_need_the_setting(address: str) -> None:
-    ip = ipaddress.ip_address(address)
-    assert address_refusal(ip, allow_private=False) is not None
-    assert address_refusal(ip, allow_private=True) is None
-
-
-@pytest.mark.parametrize("address", PUBLIC)
-def test_public_addresses_are_allowed(address: str) -> None:
-    assert address_refusal(ipaddress.ip_address(address), allow_private=False) is None
-
-
 @pytest.mark.parametrize(
     "url",
     [
@@ -111,6 +54,10 @@ def test_public_addresses_are_allowed(address: str) -> None:
         "https://169.254.169.254/latest/meta-data/",
         "https://[::ffff:127.0.0.1]/",
         "https://[::ffff:7f00:1]/",
+        "https://[::7f00:1]/",  # IPv4-compatible spellings of 127.0.0.1 (#24)
+        "https://[::127.0.0.1]/",
+        "https://[::ffff:0:7f00:1]/",  # IPv4-translated
+        "https://[64:ff9b:1::7f00:1]/",  # local-use NAT64
         "https://127.0.0.1/",
         "https://0x7f.1/",  # an obfuscated 127.0.0.1 does not resolve to anything else
         "https://" + "a" * 2100 + ".com/",
