@@ -13,8 +13,11 @@ steer is checked (server-side request forgery):
   cannot swap in another address; no proxy from the environment is used;
 - redirects are followed by hand, each hop checked again, at most ``fetch.max_redirects``;
 - the response must declare a supported content type (or a generic one with a supported file
-  extension), and its body is counted as it arrives and abandoned past the size limit;
-- one deadline, ``fetch.timeout_seconds``, covers the whole fetch.
+  extension), and its body is counted as it arrives and abandoned past the size limit, on
+  the wire and once decoded (:mod:`service.services.url_body`: the fetch asks for
+  ``identity``, and decodes one gzip or deflate coding at most, capped by the limit);
+- one deadline, ``fetch.timeout_seconds``, covers the whole fetch, the DNS lookup included;
+- the fetch runs on its own event loop in a worker thread, never on the caller's.
 
 :func:`check_url` does every check that needs no connection; the import route runs it before
 the document exists, so a refused address never costs a connection.
@@ -23,12 +26,16 @@ the document exists, so a refused address never costs a connection.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import ipaddress
 import socket
+import threading
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+import anyio.to_thread
 import httpx
 
 from extract.detect import (
@@ -37,13 +44,16 @@ from extract.detect import (
     GENERIC_CONTENT_TYPES,
     declared_kind,
 )
-from service.errors import UrlNotAllowed, UrlTooLarge, UrlUnreachable, UrlUnsupportedType
+from service.errors import UrlNotAllowed, UrlUnreachable, UrlUnsupportedType
 from service.services.url_addresses import IPAddress, address_refusal
+from service.services.url_body import ACCEPT_ENCODING, read_body
 
 Resolver = Callable[[str, int], Sequence[IPAddress]]
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 MAX_URL_LENGTH = 2048
+_GRACE_SECONDS = 1.0
+"""How long past the deadline the caller waits for the fetch's thread to say so itself."""
 
 
 class FetchPolicy(NamedTuple):
@@ -117,7 +127,11 @@ async def check_url(url: str, policy: FetchPolicy, resolve: Resolver = system_re
         addresses: Sequence[IPAddress] = [literal]
     else:
         try:
-            addresses = await asyncio.to_thread(resolve, host, port)
+            addresses = await _resolve_within(resolve, host, port, policy.timeout_seconds)
+        except TimeoutError as exc:  # before OSError, of which it is one
+            raise UrlUnreachable(
+                f"The host {host!r} did not resolve within {policy.timeout_seconds:g} seconds."
+            ) from exc
         except (OSError, UnicodeError) as exc:
             raise UrlUnreachable(f"The host {host!r} could not be found.") from exc
         if not addresses:
@@ -131,15 +145,61 @@ async def check_url(url: str, policy: FetchPolicy, resolve: Resolver = system_re
     return Target(url=url, host=host, port=port, addresses=tuple(addresses))
 
 
+async def _resolve_within(
+    resolve: Resolver, host: str, port: int, seconds: float
+) -> Sequence[IPAddress]:
+    """``resolve(host, port)`` in a thread of its own, given up after ``seconds``.
+
+    A lookup cannot be cancelled, so the thread is a daemon that nothing waits for (not an
+    executor's, which an event loop's shutdown would wait on)."""
+    answer: concurrent.futures.Future[Sequence[IPAddress]] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            result = resolve(host, port)
+        except BaseException as exc:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                answer.set_exception(exc)
+        else:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                answer.set_result(result)
+
+    threading.Thread(target=run, name=f"resolve {host}", daemon=True).start()
+    return await asyncio.wait_for(asyncio.wrap_future(answer), seconds)
+
+
 async def fetch(url: str, policy: FetchPolicy, resolve: Resolver = system_resolver) -> Fetched:
-    """The body of ``url`` after every check in the module docstring, within one deadline."""
+    """The body of ``url`` after every check in the module docstring, within one deadline.
+
+    The fetch runs on an event loop of its own in a worker thread, so neither the network nor
+    decoding the body ever holds up the caller's loop (under ``shortlist serve``, the API's).
+    """
+    deadline = policy.timeout_seconds
+
+    def run() -> Fetched:
+        return asyncio.run(_fetch_within_deadline(url, policy, resolve))
+
+    try:
+        # The thread keeps its own deadline; this one only gives up on a thread that
+        # could not (it is abandoned, and ends at its own deadline).
+        with anyio.fail_after(deadline + _GRACE_SECONDS):
+            return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+    except TimeoutError as exc:
+        raise _deadline_passed(policy) from exc
+
+
+def _deadline_passed(policy: FetchPolicy) -> UrlUnreachable:
+    return UrlUnreachable(
+        f"The address did not answer in full within {policy.timeout_seconds:g} seconds."
+    )
+
+
+async def _fetch_within_deadline(url: str, policy: FetchPolicy, resolve: Resolver) -> Fetched:
     try:
         async with asyncio.timeout(policy.timeout_seconds):
             return await _fetch(url, policy, resolve)
     except TimeoutError as exc:
-        raise UrlUnreachable(
-            f"The address did not answer in full within {policy.timeout_seconds:g} seconds."
-        ) from exc
+        raise _deadline_passed(policy) from exc
 
 
 async def _fetch(url: str, policy: FetchPolicy, resolve: Resolver) -> Fetched:
@@ -165,7 +225,12 @@ async def _fetch(url: str, policy: FetchPolicy, resolve: Resolver) -> Fetched:
                         f"The address answered HTTP {response.status_code}, not the document."
                     )
                 content_type = _supported_content_type(response, current)
-                data = await _read_capped(response, policy.max_bytes)
+                data = await read_body(
+                    response.aiter_raw(),
+                    content_encoding=response.headers.get("content-encoding"),
+                    content_length=response.headers.get("content-length"),
+                    limit=policy.max_bytes,
+                )
                 return Fetched(data=data, content_type=content_type, final_url=current)
             finally:
                 await response.aclose()
@@ -185,7 +250,11 @@ def _request_to_checked_address(http: httpx.AsyncClient, target: Target) -> http
     return http.build_request(
         "GET",
         wire_url,
-        headers={"Host": host_header, "Accept": ", ".join(ALLOWED_CONTENT_TYPES)},
+        headers={
+            "Host": host_header,
+            "Accept": ", ".join(ALLOWED_CONTENT_TYPES),
+            "Accept-Encoding": ACCEPT_ENCODING,
+        },
         extensions={"sni_hostname": target.host},
     )
 
@@ -201,26 +270,4 @@ def _supported_content_type(response: httpx.Response, url: str) -> str:
     kinds = ", ".join(sorted(EXTENSION_KINDS))
     raise UrlUnsupportedType(
         f"The address serves {media_type or 'no content type'}, not a supported document ({kinds})."
-    )
-
-
-async def _read_capped(response: httpx.Response, limit: int) -> bytes:
-    declared = response.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(int(declared), limit)
-    received = bytearray()
-    async for chunk in response.aiter_bytes():
-        received += chunk
-        if len(received) > limit:
-            raise _too_large(None, limit)
-    if not received:
-        raise UrlUnsupportedType("The address answered with an empty body.")
-    return bytes(received)
-
-
-def _too_large(size: int | None, limit: int) -> UrlTooLarge:
-    said = f"{size / 1_048_576:.1f} MB" if size is not None else "more than the limit"
-    return UrlTooLarge(
-        f"The document at the address is {said}; the limit is {limit / 1_048_576:.0f} MB.",
-        limit=limit,
     )

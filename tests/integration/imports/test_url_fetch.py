@@ -4,15 +4,30 @@ rule itself, one row per spelling: tests/unit/service/services/test_url_addresse
 
 from __future__ import annotations
 
+import gzip
 import ipaddress
 import re
+import threading
+import zlib
 from collections.abc import Iterator
 
 import pytest
 
-from service.errors import UrlNotAllowed, UrlTooLarge, UrlUnreachable, UrlUnsupportedType
+from service.errors import (
+    UrlNotAllowed,
+    UrlTooLarge,
+    UrlUnreachable,
+    UrlUnsupportedEncoding,
+    UrlUnsupportedType,
+)
 from service.services.url_addresses import IPAddress
 from service.services.url_fetch import FetchPolicy, check_url, fetch
+from tests.support.compression import (
+    MB,
+    gzip_of_zeros,
+    gzip_that_decodes_to_nothing,
+    nested_gzip_bomb,
+)
 from tests.support.web_server import Reply, WebServer
 
 pytestmark = pytest.mark.anyio
@@ -168,3 +183,98 @@ async def test_a_slow_body_hits_the_whole_fetch_deadline(site: WebServer) -> Non
 async def test_an_error_status_is_not_a_document(site: WebServer) -> None:
     with pytest.raises(UrlUnreachable, match="HTTP 404"):
         await fetch(f"{site.url}/missing.pdf", LOCAL_TESTING)
+
+
+TEXT = b"# Notes\n\nGlaciers retreat; the firn compacts.\n" * 50
+
+
+async def test_the_fetch_asks_for_the_document_uncompressed(site: WebServer) -> None:
+    await fetch(f"{site.url}/notes.md", LOCAL_TESTING)
+    assert site.headers[0]["accept-encoding"] == "identity"
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body"),
+    [
+        ("gzip, gzip", nested_gzip_bomb()),  # 590 bytes that decode to 256 MiB
+        ("gzip,deflate", gzip.compress(zlib.compress(TEXT))),
+        ("identity, gzip, x-gzip", gzip.compress(gzip.compress(TEXT))),
+        ("br", b"\x0b\x02\x80hello\x03"),
+        ("zstd", b"(\xb5/\xfd"),
+        ("compress", b"\x1f\x9d"),
+        ("chunked", TEXT),
+    ],
+    ids=["gzip-gzip-bomb", "gzip-deflate", "gzip-x-gzip", "br", "zstd", "compress", "chunked"],
+)
+async def test_nested_or_unknown_content_encodings_are_refused_before_the_body(
+    site: WebServer, encoding: str, body: bytes
+) -> None:
+    site.routes["/packed.md"] = Reply(
+        200, {"Content-Type": "text/markdown", "Content-Encoding": encoding}, body
+    )
+    with pytest.raises(UrlUnsupportedEncoding) as refused:
+        await fetch(f"{site.url}/packed.md", LOCAL_TESTING)
+    assert refused.value.code == "url_unsupported_encoding"
+    assert "gzip and deflate" in refused.value.message or "more than once" in refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body"),
+    [
+        ("gzip", gzip.compress(TEXT)),
+        ("x-gzip", gzip.compress(TEXT)),
+        ("gzip", gzip.compress(TEXT[:100]) + gzip.compress(TEXT[100:])),  # two members
+        ("deflate", zlib.compress(TEXT)),
+        ("deflate", zlib.compress(TEXT)[2:-4]),  # raw deflate, as some servers send it
+        ("identity", TEXT),
+        ("", TEXT),
+    ],
+    ids=["gzip", "x-gzip", "gzip-members", "deflate", "raw-deflate", "identity", "none"],
+)
+async def test_one_gzip_or_deflate_coding_is_decoded(
+    site: WebServer, encoding: str, body: bytes
+) -> None:
+    headers = {"Content-Type": "text/markdown"}
+    if encoding:
+        headers["Content-Encoding"] = encoding
+    site.routes["/packed.md"] = Reply(200, headers, body, stream=True)
+    assert (await fetch(f"{site.url}/packed.md", LOCAL_TESTING)).data == TEXT
+
+
+async def test_a_gzip_bomb_is_cut_at_the_size_limit_once_decoded(site: WebServer) -> None:
+    bomb = gzip_of_zeros(64 * MB)  # 64 KB on the wire
+    site.routes["/bomb.md"] = Reply(
+        200, {"Content-Type": "text/markdown", "Content-Encoding": "gzip"}, bomb
+    )
+    with pytest.raises(UrlTooLarge, match="once decompressed"):
+        await fetch(f"{site.url}/bomb.md", LOCAL_TESTING)
+
+
+async def test_a_compressed_stream_that_never_decodes_a_byte_is_cut_at_the_limit(
+    site: WebServer,
+) -> None:
+    site.routes["/nothing.md"] = Reply(
+        200,
+        {"Content-Type": "text/markdown", "Content-Encoding": "gzip"},
+        gzip_that_decodes_to_nothing(2 * MB),
+        stream=True,
+    )
+    with pytest.raises(UrlTooLarge):
+        await fetch(f"{site.url}/nothing.md", LOCAL_TESTING)
+
+
+async def test_a_resolver_that_never_answers_hits_the_deadline() -> None:
+    answer = threading.Event()
+
+    def stuck(host: str, port: int) -> list[IPAddress]:
+        answer.wait(30)
+        return [ipaddress.ip_address("93.184.215.14")]
+
+    quick = PUBLIC_ONLY._replace(timeout_seconds=0.5)
+    try:
+        with pytest.raises(UrlUnreachable, match=re.escape("did not resolve within 0.5 seconds")):
+            await check_url("https://slow.example/a.pdf", quick, stuck)
+        with pytest.raises(UrlUnreachable, match=re.escape("within 0.5 seconds")):
+            await fetch("https://slow.example/a.pdf", quick, stuck)
+    finally:
+        answer.set()
