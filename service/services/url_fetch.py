@@ -32,10 +32,9 @@ import ipaddress
 import socket
 import threading
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-import anyio.to_thread
 import httpx
 
 from extract.detect import (
@@ -49,6 +48,7 @@ from service.services.url_addresses import IPAddress, address_refusal
 from service.services.url_body import ACCEPT_ENCODING, read_body
 
 Resolver = Callable[[str, int], Sequence[IPAddress]]
+_T = TypeVar("_T")
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 MAX_URL_LENGTH = 2048
@@ -127,7 +127,9 @@ async def check_url(url: str, policy: FetchPolicy, resolve: Resolver = system_re
         addresses: Sequence[IPAddress] = [literal]
     else:
         try:
-            addresses = await _resolve_within(resolve, host, port, policy.timeout_seconds)
+            addresses = await _in_daemon_thread(
+                f"resolve {host}", policy.timeout_seconds, lambda: resolve(host, port)
+            )
         except TimeoutError as exc:  # before OSError, of which it is one
             raise UrlUnreachable(
                 f"The host {host!r} did not resolve within {policy.timeout_seconds:g} seconds."
@@ -145,45 +147,44 @@ async def check_url(url: str, policy: FetchPolicy, resolve: Resolver = system_re
     return Target(url=url, host=host, port=port, addresses=tuple(addresses))
 
 
-async def _resolve_within(
-    resolve: Resolver, host: str, port: int, seconds: float
-) -> Sequence[IPAddress]:
-    """``resolve(host, port)`` in a thread of its own, given up after ``seconds``.
+async def _in_daemon_thread(name: str, seconds: float, call: Callable[[], _T]) -> _T:
+    """``call()`` in a daemon thread of its own, given up (not stopped) after ``seconds``:
+    :class:`TimeoutError`.
 
-    A lookup cannot be cancelled, so the thread is a daemon that nothing waits for (not an
-    executor's, which an event loop's shutdown would wait on)."""
-    answer: concurrent.futures.Future[Sequence[IPAddress]] = concurrent.futures.Future()
+    Neither a DNS lookup nor a fetch's thread can be stopped from outside, so nothing waits
+    for the thread: not an executor (an event loop's shutdown waits for its threads) nor
+    anyio's worker threads (the interpreter's exit does). A fetch's thread ends at its own
+    deadline anyway; a lookup, when the system's resolver gives up."""
+    outcome: concurrent.futures.Future[_T] = concurrent.futures.Future()
 
     def run() -> None:
         try:
-            result = resolve(host, port)
+            result = call()
         except BaseException as exc:
             with contextlib.suppress(concurrent.futures.InvalidStateError):
-                answer.set_exception(exc)
+                outcome.set_exception(exc)
         else:
             with contextlib.suppress(concurrent.futures.InvalidStateError):
-                answer.set_result(result)
+                outcome.set_result(result)
 
-    threading.Thread(target=run, name=f"resolve {host}", daemon=True).start()
-    return await asyncio.wait_for(asyncio.wrap_future(answer), seconds)
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return await asyncio.wait_for(asyncio.wrap_future(outcome), seconds)
 
 
 async def fetch(url: str, policy: FetchPolicy, resolve: Resolver = system_resolver) -> Fetched:
     """The body of ``url`` after every check in the module docstring, within one deadline.
 
-    The fetch runs on an event loop of its own in a worker thread, so neither the network nor
-    decoding the body ever holds up the caller's loop (under ``shortlist serve``, the API's).
+    The fetch runs on an event loop of its own in a thread of its own, so neither the network
+    nor decoding the body ever holds up the caller's loop (under ``shortlist serve``, the
+    API's). The thread keeps the deadline itself; the caller gives up on it
+    :data:`_GRACE_SECONDS` later, should it not.
     """
-    deadline = policy.timeout_seconds
-
-    def run() -> Fetched:
-        return asyncio.run(_fetch_within_deadline(url, policy, resolve))
-
     try:
-        # The thread keeps its own deadline; this one only gives up on a thread that
-        # could not (it is abandoned, and ends at its own deadline).
-        with anyio.fail_after(deadline + _GRACE_SECONDS):
-            return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+        return await _in_daemon_thread(
+            f"fetch {url[:80]}",
+            policy.timeout_seconds + _GRACE_SECONDS,
+            lambda: asyncio.run(_fetch_within_deadline(url, policy, resolve)),
+        )
     except TimeoutError as exc:
         raise _deadline_passed(policy) from exc
 
