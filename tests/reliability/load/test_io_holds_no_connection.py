@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from service.runtime import open_runtime
-from service.services import text_documents, users
+from service.services import documents, text_documents, users
 from service.services.ingest import ingest_file
 from service.services.url_addresses import IPAddress
 from service.services.url_fetch import system_resolver
@@ -55,7 +55,7 @@ class SlowResolver:
 
 
 class SlowLocalStore(LocalBlobStore):
-    """The local blob store, writing each original only once the test lets it."""
+    """The local blob store, writing or deleting each original only once the test lets it."""
 
     writing: threading.Event
     proceed: threading.Event
@@ -64,6 +64,11 @@ class SlowLocalStore(LocalBlobStore):
         self.writing.set()
         self.proceed.wait(HELD_SECONDS)
         super().write(key, data, content_type)
+
+    def delete(self, key: str) -> None:
+        self.writing.set()
+        self.proceed.wait(HELD_SECONDS)
+        super().delete(key)
 
 
 async def _wait_for(event: threading.Event) -> None:
@@ -141,8 +146,9 @@ async def test_a_slow_dns_lookup_of_an_import_holds_no_connection(
     assert outcome == ["accepted"]
 
 
-async def test_a_slow_blob_write_holds_no_connection(db_url: str, tmp_path: Path) -> None:
-    """``shortlist ingest`` and MCP ``add_document`` store the original, then insert."""
+async def test_a_slow_blob_write_or_delete_holds_no_connection(db_url: str, tmp_path: Path) -> None:
+    """``shortlist ingest`` and MCP ``add_document`` store the original, then insert;
+    deleting a document (REST ``DELETE``, the CLI, sync) removes the row, then the file."""
     settings = make_settings(db_url, tmp_path, database=ONE_CONNECTION)
     store = SlowLocalStore(
         tmp_path / "blobs",
@@ -185,3 +191,16 @@ async def test_a_slow_blob_write_holds_no_connection(db_url: str, tmp_path: Path
                 finally:
                     store.proceed.set()
             assert stored, name
+        document = stored[0].document
+        assert document is not None
+        store.writing.clear()
+        store.proceed.clear()
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(documents.delete_document, runtime, principal, document.id)
+            try:
+                await _wait_for(store.writing)
+                async with connection(runtime.pool) as conn:  # within the pool timeout
+                    await conn.execute("SELECT 1")
+            finally:
+                store.proceed.set()
+        assert not store.path_for(document.object_key).exists()
