@@ -348,8 +348,7 @@ class LocalTarget:
         return _settled(document.name, outcome)
 
     async def remove(self, document: Synced) -> None:
-        async with connection(self.runtime.pool) as conn:
-            await documents.delete_document(self.runtime, conn, self.principal, document.id)
+        await documents.delete_document(self.runtime, self.principal, document.id)
 
 
 def _settled(name: str, outcome: Outcome) -> Settled:

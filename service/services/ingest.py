@@ -101,7 +101,10 @@ async def store_new_document(
     key = uploads.object_key(project_id, uuid.uuid4())
     async with connection(runtime.pool) as conn:
         await uploads.ensure_name_is_free(conn, project_id, clean_name)
-        await anyio.to_thread.run_sync(lambda: runtime.blobs.write(key, data, stored_type))
+    # No connection is held while the store writes (a slow disk or S3 must not starve the
+    # pool); a name taken meanwhile is caught by the unique index, and the file removed.
+    await anyio.to_thread.run_sync(lambda: runtime.blobs.write(key, data, stored_type))
+    async with connection(runtime.pool) as conn:
         return await uploads.insert_stored_document(
             runtime,
             conn,

@@ -496,7 +496,7 @@ async def test_a_path_taken_while_adding_leaves_no_document_and_a_later_sync_add
             after_race = [
                 d.name for d in await documents.list_documents(conn, principal, project_id)
             ]
-            await documents.delete_document(runtime, conn, principal, first.id)
+        await documents.delete_document(runtime, principal, first.id)
         later = folder_sync.report_json(
             await folder_sync.sync_folders(runtime, principal, project_id, [root])
         )
