@@ -85,6 +85,7 @@ __all__ = [
     "extract_pdf",
     "extract_pdf_part",
     "join_pdf_parts",
+    "open_pdf",
     "survey_pdf",
 ]
 
@@ -155,7 +156,7 @@ def _page_error(exc: Exception) -> str:
     return reason
 
 
-def _open(data: bytes) -> Any:
+def open_pdf(data: bytes) -> Any:
     import pymupdf
 
     try:
@@ -215,7 +216,7 @@ def survey_pdf(data: bytes, limits: ExtractionLimits) -> PdfSurvey:
         CorruptDocumentError, EncryptedDocumentError, DocumentTooLargeError: as
             :func:`extract_pdf` would.
     """
-    document = _open(data)
+    document = open_pdf(data)
     with document:
         page_count = _checked_page_count(document, limits)
         plain = [_read_plain(document, index) for index in range(page_count)]
@@ -408,7 +409,7 @@ def extract_pdf_part(
         Same as :func:`extract_pdf`.
     """
     started = clock()  # the budgets count from here, so they include the plain pass
-    document = _open(data)
+    document = open_pdf(data)
     with document:
         page_count = _checked_page_count(document, limits)
         wanted = range(page_count) if pages is None else pages

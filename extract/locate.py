@@ -1,0 +1,232 @@
+"""Where a passage's words sit on its page: from the passage's text to the page's word boxes.
+
+The passage is Markdown (a search result's text); the page is its words with their boxes, as
+PyMuPDF's ``page.get_text("words")`` gives them (or recognised lines split into words, for a
+page read by OCR). Both sides are compared as one run of letters and digits, NFKC-folded and
+casefolded, with everything else left out, so the comparison does not see:
+
+* the Markdown markup (``|``, ``**``, ``#``, HTML tags, link targets);
+* hyphenation at a line end (``hyphen-`` + ``ation`` is ``hyphenation`` either way);
+* ligatures (``ﬁ`` folds to ``fi``), spacing, and Chinese or Japanese text without spaces.
+
+Matching is by stretches the two share (at least :data:`MIN_RUN` characters, found through
+:data:`GRAM` -character pieces), wherever each sits, so a passage whose parts the page holds
+in another reading order (two columns, a caption first) is still found, while a common
+phrase elsewhere on the page is too short to count. Short words between two found ones that
+the passage holds too (a table's numbers, read in another order) are taken as well. Pure: no PyMuPDF here
+(:mod:`extract.page_render` reads the page).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+__all__ = ["GRAM", "MIN_RUN", "Box", "Located", "WordBox", "locate", "merge_lines", "passage_words"]
+
+GRAM = 6
+"""Length in letters and digits of the pieces compared between passage and page."""
+MIN_RUN = 24
+"""Shortest stretch (in letters and digits) the passage and the page must share, in the same
+order, for it to count as the passage's (about five words; a common phrase is shorter),
+unless the passage itself is shorter."""
+GAP_WORDS = 3
+"""Most page words between two covered ones that are filled in when the passage holds them."""
+WORD_SHARE = 0.5
+"""A word counts as covered when at least this share of its letters and digits is."""
+
+_MARKUP = re.compile(r"<[^<>]*>|\]\([^)]*\)|!\[|<!--.*?-->", re.DOTALL)
+"""HTML tags, Markdown link targets and image openers: not words on the page."""
+
+
+class Box(NamedTuple):
+    """A rectangle in page coordinates (points; origin top left)."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+class WordBox(NamedTuple):
+    """One word on the page and its box."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+
+    @property
+    def box(self) -> Box:
+        return Box(self.x0, self.y0, self.x1, self.y1)
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where a passage is on a page."""
+
+    words: tuple[int, ...]
+    """Indexes of the page words that belong to the passage, in page order."""
+    lines: tuple[Box, ...]
+    """Their boxes, merged along each line: what to mark."""
+    covered: float
+    """Share of the passage's words found on the page (0 when none is)."""
+
+    @property
+    def found(self) -> bool:
+        return bool(self.lines)
+
+    def bounds(self) -> Box | None:
+        """The smallest box holding every marked line; None when nothing was found."""
+        if not self.lines:
+            return None
+        return Box(
+            min(box.x0 for box in self.lines),
+            min(box.y0 for box in self.lines),
+            max(box.x1 for box in self.lines),
+            max(box.y1 for box in self.lines),
+        )
+
+
+def _fold(text: str) -> str:
+    """Letters and digits only, NFKC and casefolded: what both sides are compared as."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return "".join(char for char in folded if char.isalnum())
+
+
+def passage_words(markdown: str) -> list[str]:
+    """The passage's words as compared (folded, markup left out; words without a letter or
+    digit dropped)."""
+    plain = _MARKUP.sub(" ", markdown)
+    words = (_fold(word) for word in plain.split())
+    return [word for word in words if word]
+
+
+def _index(text: str) -> dict[str, list[int]]:
+    """Where each :data:`GRAM` -character piece of ``text`` starts."""
+    starts: dict[str, list[int]] = {}
+    for start in range(len(text) - GRAM + 1):
+        starts.setdefault(text[start : start + GRAM], []).append(start)
+    return starts
+
+
+def _shared_runs(text: str, page: str, min_run: int) -> list[tuple[int, int, int]]:
+    """``(passage start, page start, length)`` of every stretch ``text`` and ``page`` share
+    that is at least ``min_run`` characters long (maximal: neither side extends it)."""
+    if len(text) < GRAM or len(page) < GRAM:
+        if text and text in page:
+            start = page.index(text)
+            return [(0, start, len(text))]
+        return []
+    starts = _index(text)
+    runs: list[tuple[int, int, int]] = []
+    open_runs: dict[int, int] = {}  # passage start of the gram at page j-1 -> grams in the run
+    for j in range(len(page) - GRAM + 1):
+        following: dict[int, int] = {}
+        for i in starts.get(page[j : j + GRAM], ()):
+            following[i] = open_runs.pop(i - 1, 0) + 1
+        for i, grams in open_runs.items():
+            _keep(runs, i, j - 1, grams, min_run)
+        open_runs = following
+    for i, grams in open_runs.items():
+        _keep(runs, i, len(page) - GRAM, grams, min_run)
+    return runs
+
+
+def _keep(runs: list[tuple[int, int, int]], i: int, j: int, grams: int, min_run: int) -> None:
+    """Record the run whose last gram is at passage ``i`` and page ``j``, if long enough."""
+    length = grams + GRAM - 1
+    if length >= min_run:
+        runs.append((i - grams + 1, j - grams + 1, length))
+
+
+def _covered_words(spans: Sequence[tuple[int, int]], flags: Sequence[bool]) -> list[bool]:
+    return [
+        end > start and sum(flags[start:end]) >= WORD_SHARE * (end - start) for start, end in spans
+    ]
+
+
+def _spans(words: Sequence[str]) -> tuple[str, list[tuple[int, int]]]:
+    """The words joined, and each one's ``[start, end)`` in the joined text."""
+    spans: list[tuple[int, int]] = []
+    offset = 0
+    for word in words:
+        spans.append((offset, offset + len(word)))
+        offset += len(word)
+    return "".join(words), spans
+
+
+def locate(passage: str, words: Sequence[WordBox]) -> Located:
+    """Where the words of ``passage`` (Markdown) sit among the page's ``words``.
+
+    Returns the page words found (see the module's rules), their boxes merged per line, and
+    the share of the passage's words found.
+    """
+    wanted = passage_words(passage)
+    text, wanted_spans = _spans(wanted)
+    if not text or not words:
+        return Located((), (), 0.0)
+    page_words = [_fold(word.text) for word in words]
+    page_text, page_spans = _spans(page_words)
+    page_flags = [False] * len(page_text)
+    text_flags = [False] * len(text)
+    for i, j, length in _shared_runs(text, page_text, min(MIN_RUN, len(text))):
+        page_flags[j : j + length] = [True] * length
+        text_flags[i : i + length] = [True] * length
+    chosen = _covered_words(page_spans, page_flags)
+    found = _covered_words(wanted_spans, text_flags)
+    _fill_gaps(chosen, page_words, wanted, found)
+    indexes = tuple(index for index, pick in enumerate(chosen) if pick)
+    return Located(
+        indexes,
+        tuple(merge_lines([words[index].box for index in indexes])),
+        sum(found) / len(wanted),
+    )
+
+
+def _fill_gaps(
+    chosen: list[bool], page_words: Sequence[str], wanted: Sequence[str], found: list[bool]
+) -> None:
+    """Take the words between two chosen ones (at most :data:`GAP_WORDS` apart) that the
+    passage holds but no shared run covered: short words and numbers (a table's cells, read
+    in another order) too short to make a run of their own. Each passage word is taken once."""
+    missing: dict[str, list[int]] = {}
+    for index, word in enumerate(wanted):
+        if not found[index]:
+            missing.setdefault(word, []).append(index)
+    picked = [index for index, pick in enumerate(chosen) if pick]
+    for before, after in itertools.pairwise(picked):
+        if not 1 < after - before <= GAP_WORDS + 1:
+            continue
+        for index in range(before + 1, after):
+            word = page_words[index]
+            if not word:
+                chosen[index] = True
+            elif missing.get(word):
+                chosen[index] = True
+                found[missing[word].pop(0)] = True
+
+
+def merge_lines(boxes: Sequence[Box]) -> list[Box]:
+    """Word boxes joined into one box per line: neighbours that share most of their height
+    and sit close together left to right."""
+    merged: list[Box] = []
+    for box in boxes:
+        if merged:
+            last = merged[-1]
+            height = max(box.y1 - box.y0, last.y1 - last.y0, 1e-6)
+            overlap = min(box.y1, last.y1) - max(box.y0, last.y0)
+            close = -height <= box.x0 - last.x1 <= 3 * height
+            if overlap >= 0.5 * height and close:
+                merged[-1] = Box(
+                    min(last.x0, box.x0), min(last.y0, box.y0),
+                    max(last.x1, box.x1), max(last.y1, box.y1),
+                )  # fmt: skip
+                continue
+        merged.append(box)
+    return merged
