@@ -18,6 +18,7 @@ from retrieval.citations import ranking_note
 from retrieval.relevance import RelevanceLabel
 from retrieval.types import Ranking
 from service.services import mentions
+from service.services.page_images import page_image_path
 from service.services.search import ProjectSearch
 
 
@@ -96,6 +97,17 @@ class SearchHit(Struct):
             )
         ),
     ]
+    page_image_url: Annotated[
+        str | None,
+        msgspec.Meta(
+            description=(
+                "The passage's first page drawn as a PNG with the passage marked on it "
+                "(GET /api/documents/{id}/pages/{n}/image?highlight=chunk_id; add "
+                "&crop=passage for its region alone); needs the same token as the search. "
+                "None for a document without pages to draw (only PDFs and images have them)."
+            )
+        ),
+    ] = None
 
 
 class SearchSource(Struct):
@@ -201,6 +213,12 @@ class SearchResponse(Struct):
                         )
                         for copy in hit.near_copies
                     ],
+                    page_image_url=(
+                        found.base_url
+                        + page_image_path(hit.document_id, hit.pages[0], passage=hit.chunk_id)
+                        if hit.document_id in found.pictured
+                        else None
+                    ),
                 )
                 for hit in result.hits
             ],

@@ -169,8 +169,8 @@ WHERE d.id = %(document_id)s AND p.id = d.project_id AND p.user_id = %(user_id)s
 RETURNING d.id;
 
 -- list_ready_document_refs --
--- Id, name and content hash of a project's searchable documents (optionally only some)
-SELECT id, name, content_hash FROM documents
+-- Id, name, content hash and kind of a project's searchable documents (optionally only some)
+SELECT id, name, content_hash, kind FROM documents
 WHERE project_id = %(project_id)s AND status = 'ready'
   AND (%(document_ids)s::uuid[] IS NULL OR id = ANY(%(document_ids)s::uuid[]))
 ORDER BY created_at, id;

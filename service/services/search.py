@@ -36,6 +36,7 @@ from service.errors import DocumentNotFound, InvalidRequest
 from service.records import Principal, Project
 from service.services import documents, projects
 from service.services.documents import not_searchable_count
+from service.services.page_images import has_page_images
 from service.services.warmup import Warmup, source
 from service.storage.db import Connection, connection, fetch_all
 
@@ -60,6 +61,10 @@ class ProjectSearch(NamedTuple):
     documents_not_searchable: int
     """The project's documents left out because they are pending, extracting or failed (0 for
     a search restricted to named documents, each of which must be searchable)."""
+    pictured: frozenset[str] = frozenset()
+    """Ids of the searched documents that have page images (PDFs and images)."""
+    base_url: str = ""
+    """The service's public base URL, which the page image addresses of the results start with."""
 
 
 async def search_project(
@@ -94,12 +99,14 @@ async def search_project(
         document_ids = (
             await _searchable_documents(conn, principal, target, wanted) if wanted else None
         )
-        refs, loaded = await engine.load(conn, target.id, document_ids)
+        refs, loaded, pictured = await engine.load(conn, target.id, document_ids)
     loaded_at = time.perf_counter()
     result = await engine.rank(target.id, query, refs, loaded, top_k=top_k)
     metrics.record_search(result, load_seconds=loaded_at - started)
     left_out = 0 if document_ids else not_searchable_count(target, len(refs))
-    return ProjectSearch(target, query, result, left_out)
+    return ProjectSearch(
+        target, query, result, left_out, pictured, base_url=runtime.settings.public_url
+    )
 
 
 def _check_document_count(documents: Sequence[UUID | str] | None) -> list[UUID | str]:
@@ -229,8 +236,9 @@ class SearchEngine:
 
     async def load(
         self, conn: Connection, project_id: UUID, document_ids: Sequence[UUID] | None = None
-    ) -> tuple[list[DocumentRef], list[SourceDocument]]:
-        """The project's ready documents (or only ``document_ids``) and the text the cache lacks.
+    ) -> tuple[list[DocumentRef], list[SourceDocument], frozenset[str]]:
+        """The project's ready documents (or only ``document_ids``), the text the cache lacks,
+        and the ids of those that have page images.
 
         The only part of a search that needs the database: the caller releases the
         connection before :meth:`rank`.
@@ -242,7 +250,8 @@ class SearchEngine:
             document_ids=list(document_ids) if document_ids else None,
         )
         refs = [DocumentRef(str(row["id"]), row["name"], row["content_hash"]) for row in rows]
-        return refs, await self._load_missing(conn, refs)
+        pictured = frozenset(str(row["id"]) for row in rows if has_page_images(row["kind"]))
+        return refs, await self._load_missing(conn, refs), pictured
 
     async def rank(
         self,

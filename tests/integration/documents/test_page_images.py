@@ -8,6 +8,7 @@ is the passage's region, and every refusal has its code.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import psycopg
 import pymupdf
@@ -111,6 +112,31 @@ async def test_a_cited_passage_is_marked_on_its_page_and_cropped_to(
     crop = _pixmap(cropped.content)
     assert crop.height < page.height / 3  # three lines of text and a margin, not the page
     assert _yellow_share(crop) > 0.1
+
+
+async def test_a_search_result_links_its_page_image(app_client: Any, db_url: str) -> None:
+    alice, uploader, document = await _ready_pdf(app_client, db_url)
+    notes = await uploader.upload(
+        alice.project.id, "fjord-notes.md", b"# Fjord\n\nThe calving front of the glacier.\n",
+        "text/markdown",
+    )  # fmt: skip
+    assert (await uploader.wait_settled(notes.json()["id"]))["status"] == "ready"
+    found = await app_client.post(
+        f"/api/projects/{alice.project.id}/search",
+        json={"query": "calving front glacier"},
+        headers=uploader.headers,
+    )
+    by_name: dict[str, dict[str, Any]] = {}
+    for result in found.json()["results"]:
+        by_name.setdefault(result["document"]["name"], result)
+    assert by_name["fjord-notes.md"]["page_image_url"] is None
+    hit = by_name["glaciers.pdf"]
+    link = urlsplit(hit["page_image_url"])
+    assert link.path == f"/api/documents/{document['id']}/pages/2/image"
+    assert parse_qs(link.query) == {"highlight": [hit["chunk_id"]]}
+    shown = await app_client.get(f"{link.path}?{link.query}", headers=uploader.headers)
+    assert shown.status_code == 200
+    assert float(shown.headers["x-shortlist-covered"]) >= 0.9
 
 
 async def test_a_read_token_may_view_and_another_user_may_not(app_client: Any, db_url: str) -> None:
