@@ -14,6 +14,7 @@ Sizes are bounded here, once: an image is at most :data:`MAX_WIDTH` pixels wide 
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -70,6 +71,8 @@ class RenderRequest:
     when the passage is not found)."""
     words: tuple[WordBox, ...] = ()
     """Words recognised on the page (OCR), for a page without a text layer of its own."""
+    max_side: int | None = None
+    """Longest side in pixels, whatever the width (a picture for a model, billed by area)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,8 @@ def _zoom(width: float, height: float, request: RenderRequest) -> float:
     else:
         zoom = min(max(request.width, MIN_WIDTH), MAX_WIDTH) / max(width, 1e-6)
     zoom = min(zoom, MAX_WIDTH / max(width, 1e-6))
+    if request.max_side is not None:
+        zoom = min(zoom, max(request.max_side, MIN_WIDTH) / max(width, height, 1e-6))
     area = width * height * zoom * zoom
     if area > MAX_PIXELS:
         zoom *= (MAX_PIXELS / area) ** 0.5
@@ -178,6 +183,8 @@ def _draw_pdf_page(
         _mark(pymupdf, page, located.lines)
     clip = pymupdf.Rect(*region) if request.crop and region is not None else bounds
     zoom = _zoom(float(clip.width), float(clip.height), request)
+    if clip is not bounds:
+        clip = _on_pixels(pymupdf, clip, zoom)
     if request.crop and region is not None and page.rotation:
         clip = clip * page.derotation_matrix
     pixmap = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), clip=clip, alpha=False, annots=True)
@@ -190,6 +197,15 @@ def _draw_pdf_page(
         cropped=request.crop and region is not None,
         region=None if region is None else (region.x0, region.y0, region.x1, region.y1),
     )
+
+
+def _on_pixels(pymupdf: Any, clip: Any, zoom: float) -> Any:
+    """``clip`` moved onto whole pixels at ``zoom``, its size rounded down, so the picture is
+    never a pixel wider or taller than the size asked for."""
+    x0, y0 = math.floor(clip.x0 * zoom), math.floor(clip.y0 * zoom)
+    width = max(1, math.floor(clip.width * zoom + 1e-6))
+    height = max(1, math.floor(clip.height * zoom + 1e-6))
+    return pymupdf.Rect(x0 / zoom, y0 / zoom, (x0 + width) / zoom, (y0 + height) / zoom)
 
 
 def _mark(pymupdf: Any, page: Any, lines: Sequence[Box]) -> None:

@@ -47,8 +47,9 @@ if TYPE_CHECKING:
 
 MB = 1024 * 1024
 
-CacheKey = tuple[str, int, int | None, bool, str]
-"""(content hash, page, width, crop, the chunk size and passage id marked, or ``""``)."""
+CacheKey = tuple[str, int, int | None, int | None, bool, str]
+"""(content hash, page, width, longest side, crop, the chunk size and passage id marked, or
+``""``)."""
 
 
 @dataclass(frozen=True)
@@ -194,9 +195,11 @@ async def page_image(
     width: int | None = None,
     passage: str | None = None,
     crop: bool = False,
+    max_side: int | None = None,
 ) -> PageImage:
     """Page ``page`` of one of the caller's documents as a PNG, ``passage`` (a chunk id)
-    marked on it, cropped to that passage's region when ``crop``.
+    marked on it, cropped to that passage's region when ``crop``, at most ``max_side``
+    pixels on its longest side when given.
 
     Raises:
         InvalidRequest: ``width`` out of bounds, or ``crop`` without a passage.
@@ -218,6 +221,7 @@ async def page_image(
             document.content_hash or str(document.id),
             page,
             width,
+            max_side,
             crop,
             f"{runtime.settings.search.chunk_size}/{passage}" if passage else "",
         )
@@ -228,7 +232,10 @@ async def page_image(
     data = await _original(runtime, document)
     kind: RenderKind = "image" if document.kind == "image" else "pdf"
     drawn = await images.draw(
-        data, RenderRequest(kind=kind, page=page, width=width, passage=text, crop=crop)
+        data,
+        RenderRequest(
+            kind=kind, page=page, width=width, passage=text, crop=crop, max_side=max_side
+        ),
     )
     images.cache.put(key, drawn)
     return drawn
