@@ -26,14 +26,29 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-__all__ = ["GRAM", "MIN_RUN", "Box", "Located", "WordBox", "locate", "merge_lines", "passage_words"]
+__all__ = [
+    "GRAM",
+    "MIN_RUN",
+    "Box",
+    "Located",
+    "WordBox",
+    "locate",
+    "merge_lines",
+    "passage_words",
+    "rows",
+]
 
 GRAM = 6
 """Length in letters and digits of the pieces compared between passage and page."""
 MIN_RUN = 24
 """Shortest stretch (in letters and digits) the passage and the page must share, in the same
 order, for it to count as the passage's (about five words; a common phrase is shorter),
-unless the passage itself is shorter."""
+unless the passage itself is short (then half its length, at least :data:`GRAM`)."""
+ANCHOR_RUN = 60
+"""A shared stretch this long (about a line of text) places the passage on the page by itself;
+shorter ones count only near such an anchor."""
+NEAR_CHARS = 120
+"""How close (in letters and digits of the page) a shorter shared stretch must be to an anchor."""
 GAP_WORDS = 3
 """Most page words between two covered ones that are filled in when the passage holds them."""
 WORD_SHARE = 0.5
@@ -145,6 +160,22 @@ def _keep(runs: list[tuple[int, int, int]], i: int, j: int, grams: int, min_run:
         runs.append((i - grams + 1, j - grams + 1, length))
 
 
+def _anchored(runs: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """The runs that belong to the passage's place on the page: every run of at least
+    :data:`ANCHOR_RUN` characters, and shorter ones within :data:`NEAR_CHARS` of one of those
+    on the page (a short match far from the passage is a phrase it shares with other text).
+    Without an anchor (a short passage) the runs are kept."""
+    anchors = [(j, j + length) for _, j, length in runs if length >= ANCHOR_RUN]
+    if not anchors:
+        return runs
+    return [
+        (i, j, length)
+        for i, j, length in runs
+        if length >= ANCHOR_RUN
+        or any(start - NEAR_CHARS <= j + length and j <= end + NEAR_CHARS for start, end in anchors)
+    ]
+
+
 def _covered_words(spans: Sequence[tuple[int, int]], flags: Sequence[bool]) -> list[bool]:
     return [
         end > start and sum(flags[start:end]) >= WORD_SHARE * (end - start) for start, end in spans
@@ -164,29 +195,66 @@ def _spans(words: Sequence[str]) -> tuple[str, list[tuple[int, int]]]:
 def locate(passage: str, words: Sequence[WordBox]) -> Located:
     """Where the words of ``passage`` (Markdown) sit among the page's ``words``.
 
-    Returns the page words found (see the module's rules), their boxes merged per line, and
+    The page is read in two orders, its own (the order its text was written in, which keeps
+    columns apart) and row by row (top to bottom, each row left to right, which is how a
+    table's Markdown runs even when the file wrote it column by column); a word found in
+    either is the passage's. Returns the page words found, their boxes merged per line, and
     the share of the passage's words found.
     """
     wanted = passage_words(passage)
     text, wanted_spans = _spans(wanted)
     if not text or not words:
         return Located((), (), 0.0)
-    page_words = [_fold(word.text) for word in words]
-    page_text, page_spans = _spans(page_words)
-    page_flags = [False] * len(page_text)
-    text_flags = [False] * len(text)
-    for i, j, length in _shared_runs(text, page_text, min(MIN_RUN, len(text))):
-        page_flags[j : j + length] = [True] * length
-        text_flags[i : i + length] = [True] * length
-    chosen = _covered_words(page_spans, page_flags)
-    found = _covered_words(wanted_spans, text_flags)
-    _fill_gaps(chosen, page_words, wanted, found)
+    folded = [_fold(word.text) for word in words]
+    chosen = [False] * len(words)
+    found = [False] * len(wanted)
+    for order in (list(range(len(words))), rows(words)):
+        picked, seen = _match(text, wanted, wanted_spans, [folded[index] for index in order])
+        for position, pick in enumerate(picked):
+            chosen[order[position]] = chosen[order[position]] or pick
+        found = [before or now for before, now in zip(found, seen, strict=True)]
     indexes = tuple(index for index, pick in enumerate(chosen) if pick)
     return Located(
         indexes,
         tuple(merge_lines([words[index].box for index in indexes])),
         sum(found) / len(wanted),
     )
+
+
+def _match(
+    text: str, wanted: Sequence[str], wanted_spans: Sequence[tuple[int, int]], page: list[str]
+) -> tuple[list[bool], list[bool]]:
+    """Which of the ``page`` words (in one reading order) are the passage's, and which of the
+    passage's words were found."""
+    page_text, page_spans = _spans(page)
+    page_flags = [False] * len(page_text)
+    text_flags = [False] * len(text)
+    min_run = min(MIN_RUN, max(GRAM, len(text) // 2))
+    for i, j, length in _anchored(_shared_runs(text, page_text, min_run)):
+        page_flags[j : j + length] = [True] * length
+        text_flags[i : i + length] = [True] * length
+    chosen = _covered_words(page_spans, page_flags)
+    found = _covered_words(wanted_spans, text_flags)
+    _fill_gaps(chosen, page, wanted, found)
+    return chosen, found
+
+
+def rows(words: Sequence[WordBox]) -> list[int]:
+    """The words' indexes row by row: top to bottom, each row left to right (a word joins
+    the row whose middle its own middle is within half a line of)."""
+    ordered = sorted(range(len(words)), key=lambda index: words[index].y0 + words[index].y1)
+    lines: list[list[int]] = []
+    middle = -1e9
+    for index in ordered:
+        word = words[index]
+        height = max(word.y1 - word.y0, 1e-6)
+        centre = (word.y0 + word.y1) / 2
+        if lines and abs(centre - middle) <= height / 2:
+            lines[-1].append(index)
+        else:
+            lines.append([index])
+            middle = centre
+    return [index for line in lines for index in sorted(line, key=lambda i: words[i].x0)]
 
 
 def _fill_gaps(

@@ -91,3 +91,26 @@ def test_passage_words_leave_markup_out() -> None:
 def test_boxes_on_one_line_merge_and_lines_apart_do_not() -> None:
     merged = merge_lines([Box(0, 0, 10, 10), Box(12, 0, 20, 10), Box(0, 20, 10, 30)])
     assert merged == [Box(0, 0, 20, 10), Box(0, 20, 10, 30)]
+
+
+def test_a_table_the_file_wrote_column_by_column_is_found_row_by_row() -> None:
+    cells = [["07/01/2015", "Maxim Integrated", "San Jose", "20"],
+             ["07/06/2015", "ProCourier Inc.", "San Diego", "22"],
+             ["07/09/2015", "Pyramid Alehouse", "Berkeley", "63"]]  # fmt: skip
+    words = []
+    for column, x in enumerate((72, 160, 300, 400)):  # written column by column
+        for row, y in enumerate((100, 112, 124)):
+            words += _line(cells[row][column], y, x=x)
+    table = "\n".join("|" + "|".join(row) + "|" for row in cells)
+    located = locate(table, words)
+    assert located.covered >= 0.9
+    assert len(located.words) == len(words)
+
+
+def test_a_shared_phrase_far_from_the_passage_is_not_marked() -> None:
+    passage = PASSAGE + " Meltwater lakes formed on the surface each summer and drained away."
+    far = _line("Elsewhere the rangers noted that the calving front moved back quickly", 700)
+    words = _line(passage, 100) + _line("filler " * 40, 300) + far
+    located = locate(passage, words)
+    assert located.covered == 1.0
+    assert all(words[index].y0 < 700 for index in located.words)
