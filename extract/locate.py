@@ -27,8 +27,12 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 __all__ = [
+    "ANCHOR_RUN",
+    "GAP_WORDS",
     "GRAM",
     "MIN_RUN",
+    "NEAR_CHARS",
+    "WORD_SHARE",
     "Box",
     "Located",
     "WordBox",

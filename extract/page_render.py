@@ -24,6 +24,8 @@ from extract.locate import Box, Located, WordBox, locate
 
 __all__ = [
     "DEFAULT_DPI",
+    "HIGHLIGHT_OPACITY",
+    "HIGHLIGHT_RGB",
     "MARGIN_POINTS",
     "MAX_PIXELS",
     "MAX_WIDTH",
