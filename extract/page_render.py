@@ -75,6 +75,9 @@ class RenderRequest:
     """Words recognised on the page (OCR), for a page without a text layer of its own."""
     max_side: int | None = None
     """Longest side in pixels, whatever the width (a picture for a model, billed by area)."""
+    clip: tuple[float, float, float, float] | None = None
+    """A region of the page to draw alone, with :data:`MARGIN_POINTS` around it (a figure's
+    box, in points); it overrides ``crop``."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,11 @@ def _region(located: Located, page: Box) -> Box | None:
     bounds = located.bounds()
     if bounds is None:
         return None
+    return _margin(bounds, page)
+
+
+def _margin(bounds: Box, page: Box) -> Box:
+    """``bounds`` with :data:`MARGIN_POINTS` around it, within the page."""
     return Box(
         max(page.x0, bounds.x0 - MARGIN_POINTS),
         max(page.y0, bounds.y0 - MARGIN_POINTS),
@@ -183,11 +191,15 @@ def _draw_pdf_page(
         located = locate(request.passage, words)
         region = _region(located, Box(bounds.x0, bounds.y0, bounds.x1, bounds.y1))
         _mark(pymupdf, page, located.lines)
-    clip = pymupdf.Rect(*region) if request.crop and region is not None else bounds
+    page_box = Box(bounds.x0, bounds.y0, bounds.x1, bounds.y1)
+    if request.clip is not None:
+        region = _margin(Box(*request.clip), page_box)
+    cropped = region is not None and (request.crop or request.clip is not None)
+    clip = pymupdf.Rect(*region) if cropped and region is not None else bounds
     zoom = _zoom(float(clip.width), float(clip.height), request)
     if clip is not bounds:
         clip = _on_pixels(pymupdf, clip, zoom)
-    if request.crop and region is not None and page.rotation:
+    if cropped and page.rotation:
         clip = clip * page.derotation_matrix
     pixmap = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), clip=clip, alpha=False, annots=True)
     return RenderedPage(
@@ -196,7 +208,7 @@ def _draw_pdf_page(
         height=int(pixmap.height),
         page_count=page_count,
         covered=None if located is None else located.covered,
-        cropped=request.crop and region is not None,
+        cropped=cropped,
         region=None if region is None else (region.x0, region.y0, region.x1, region.y1),
     )
 

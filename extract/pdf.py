@@ -57,6 +57,7 @@ from extract.errors import (
     ScannedPdfError,
 )
 from extract.fidelity import join_hyphenated
+from extract.figures import find_figures
 from extract.markdown import assemble_pages
 from extract.markdown import page_ranges as _page_ranges
 from extract.ocr import (
@@ -74,7 +75,7 @@ from extract.ocr import (
 from extract.reconcile import reconcile
 from extract.restructure import with_layout_structure
 from extract.simple_page import needs_layout, simple_markdown
-from extract.types import Extraction, ExtractionLimits, Progress
+from extract.types import Extraction, ExtractionLimits, Figure, Progress
 from extract.vertical import is_vertical, vertical_paragraphs
 
 __all__ = [
@@ -382,6 +383,8 @@ class PdfPart:
     """Pages that took the fast path (no layout analysis needed)."""
     implausible: tuple[int, ...] = ()
     """Pages whose text layer is not words (:mod:`extract.ocr.plausibility`)."""
+    figures: tuple[Figure, ...] = ()
+    """The figures of this part's pages (:mod:`extract.figures`)."""
 
 
 def extract_pdf_part(
@@ -456,6 +459,12 @@ def extract_pdf_part(
                 _scan_reason(recognition),
             )
 
+        figures = [
+            figure
+            for index, page in zip(wanted, plain, strict=True)
+            if page.error is None
+            for figure in _figures(document, index)
+        ]
         layout = _LayoutPass(
             document, started + limits.layout_budget(), clock, limits, layout_failure
         )
@@ -486,7 +495,16 @@ def extract_pdf_part(
         implausible=tuple(sorted(i for i, reason in reasons.items() if reason == "not_words")),
         vertical=tuple(layout.vertical),
         simple=tuple(layout.simple),
+        figures=tuple(figures),
     )
+
+
+def _figures(document: Any, index: int) -> list[Figure]:
+    """The figures of page ``index``; none when finding them fails (never the page's text)."""
+    try:
+        return find_figures(document[index], index + 1)
+    except Exception:
+        return []
 
 
 def join_pdf_parts(
@@ -570,7 +588,11 @@ def join_pdf_parts(
         )
     bodies = [body for part in ordered for body in part.bodies]
     extraction = assemble_pages(bodies, "pdf", notes)
-    return dataclasses.replace(extraction, ocr_pages=recognition.recognised_pages)
+    return dataclasses.replace(
+        extraction,
+        ocr_pages=recognition.recognised_pages,
+        figures=tuple(figure for part in ordered for figure in part.figures),
+    )
 
 
 def _numbers(indexes: Sequence[int]) -> str:

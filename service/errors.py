@@ -19,7 +19,7 @@ A subclass's docstring is its default message::
     ├── NotFound (404)
     │   ├── UserNotFound, ProjectNotFound, DocumentNotFound, UploadNotFound, TokenNotFound
     │   ├── DocumentRequestNotFound
-    │   └── NoPageImage, PageNotFound, PassageNotFound (page images)
+    │   └── NoPageImage, PageNotFound, PassageNotFound, FigureNotFound (page images)
     ├── Conflict (409)
     │   ├── UserExists, ProjectExists, DuplicateDocumentName, DocumentNotReady, UploadAlreadyUsed
     │   └── DocumentRequestAlreadyApproved, TooManyDocumentRequests, SyncPathTaken
@@ -175,6 +175,13 @@ class PassageNotFound(NotFound):
     when the document is extracted again)."""
 
     code = "passage_not_found"
+
+
+class FigureNotFound(NotFound):
+    """The document has no such figure on that page (figure numbers come from search results'
+    `figure`, and change when the document is extracted again)."""
+
+    code = "figure_not_found"
 
 
 class DocumentRequestNotFound(NotFound):

@@ -50,6 +50,22 @@ class SearchNearCopy(Struct):
     ]
 
 
+class SearchFigure(Struct):
+    number: Annotated[
+        int, msgspec.Meta(description="The figure's number in its document, from 1, page order.")
+    ]
+    page: int
+    label: Annotated[str, msgspec.Meta(description='"Figure 3", or "" without a caption.')]
+    caption: str
+    image_url: Annotated[
+        str,
+        msgspec.Meta(
+            description="The figure (its caption included) drawn as a PNG cropped from its page "
+            "(GET /api/documents/{id}/pages/{n}/image?figure=number)."
+        ),
+    ]
+
+
 class SearchHit(Struct):
     document: DocumentName
     pages: list[int]
@@ -105,6 +121,15 @@ class SearchHit(Struct):
                 "(GET /api/documents/{id}/pages/{n}/image?highlight=chunk_id; add "
                 "&crop=passage for its region alone); needs the same token as the search. "
                 "None for a document without pages to draw (only PDFs and images have them)."
+            )
+        ),
+    ] = None
+    figure: Annotated[
+        SearchFigure | None,
+        msgspec.Meta(
+            description=(
+                "The figure this passage is or sits beside (it holds the figure's caption, or "
+                "names it on the figure's page); None when there is none."
             )
         ),
     ] = None
@@ -219,6 +244,7 @@ class SearchResponse(Struct):
                         if hit.document_id in found.pictured
                         else None
                     ),
+                    figure=_figure(found, hit.document_id, hit.chunk_id),
                 )
                 for hit in result.hits
             ],
@@ -249,6 +275,21 @@ class SearchResponse(Struct):
             query_words_matched=not result.no_term_matched,
             documents_not_searchable=found.documents_not_searchable,
         )
+
+
+def _figure(found: ProjectSearch, document_id: str, chunk_id: str) -> SearchFigure | None:
+    numbered = found.figures.get(chunk_id)
+    if numbered is None:
+        return None
+    figure = numbered.figure
+    path = page_image_path(document_id, figure.page, figure=numbered.number)
+    return SearchFigure(
+        number=numbered.number,
+        page=figure.page,
+        label=figure.label,
+        caption=figure.caption,
+        image_url=found.base_url + path,
+    )
 
 
 class TermCount(Struct):

@@ -109,6 +109,39 @@ async def passage_pictures(caller: Caller, found: ProjectSearch) -> tuple[list[P
     return pictures, notes
 
 
+async def figure_pictures(caller: Caller, found: ProjectSearch) -> tuple[list[Picture], list[str]]:
+    """The figure each result is or sits beside, each once, in result order, cropped from its
+    page (its caption included); notes for those that could not be drawn."""
+    pictures: list[Picture] = []
+    notes: list[str] = []
+    shown: set[tuple[str, int]] = set()
+    for number, hit in enumerate(found.result.hits, start=1):
+        numbered = found.figures.get(hit.chunk_id)
+        if numbered is None or (hit.document_id, numbered.number) in shown:
+            continue
+        if len(pictures) == MAX_PICTURES:
+            break
+        shown.add((hit.document_id, numbered.number))
+        figure = numbered.figure
+        try:
+            drawn = await page_images.page_image(
+                caller.runtime,
+                caller.principal,
+                UUID(hit.document_id),
+                figure.page,
+                figure=numbered.number,
+                max_side=MODEL_LONG_EDGE,
+            )
+        except ShortlistError as error:
+            notes.append(f"[{number}] has no picture: {error.message} (error: {error.code})")
+            continue
+        what = figure.caption or f"figure {numbered.number} of the document (no caption)"
+        pictures.append(
+            Picture(_result_label(number, hit.document_name, (figure.page,), what), drawn.png)
+        )
+    return pictures, notes
+
+
 async def result_links(caller: Caller, found: ProjectSearch) -> str | None:
     """``Links:`` then one line per result of a document with pages: its page image and the
     original at that page, as Markdown links; None when no result has pages."""

@@ -93,8 +93,9 @@ async def search_documents(
     blocks: list[pictures.Block] = [TextContent(type="text", text=render.search_text(found))]
     if links := await pictures.result_links(caller, found):
         blocks.append(TextContent(type="text", text=links))
-    if images == "passages":
-        drawn, notes = await pictures.passage_pictures(caller, found)
+    if images != "none":
+        draw = pictures.passage_pictures if images == "passages" else pictures.figure_pictures
+        drawn, notes = await draw(caller, found)
         blocks.extend(pictures.picture_blocks(drawn, notes))
     return CallToolResult(content=blocks, structured_content=search_structured(found))
 

@@ -26,7 +26,7 @@ from extract import (
     SandboxPool,
 )
 from service.errors import ShortlistError
-from service.services import imports
+from service.services import figures, imports
 from service.storage.blobs import BlobNotFound
 from service.storage.db import Connection, connection, execute, fetch_one
 
@@ -111,6 +111,7 @@ async def save_extraction(conn: Connection, document_id: UUID, extraction: Extra
         page_count=extraction.page_count,
         warnings=[warning.replace("\x00", "\ufffd") for warning in extraction.warnings],
         ocr_pages=list(extraction.ocr_pages),
+        figures=figures.stored(extraction.figures),
     )
     if row is not None:
         await execute(

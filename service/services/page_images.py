@@ -29,6 +29,7 @@ from retrieval.chunking import chunk_markdown
 from service.errors import (
     DocumentNotFound,
     DocumentNotReady,
+    FigureNotFound,
     InvalidRequest,
     NoPageImage,
     PageNotFound,
@@ -36,7 +37,7 @@ from service.errors import (
     PassageNotFound,
 )
 from service.records import Document, Principal
-from service.services import documents
+from service.services import documents, figures
 from service.services.page_image_cache import ByteBoundCache
 from service.storage.blobs import BlobNotFound
 from service.storage.db import Connection, connection, fetch_one
@@ -47,9 +48,9 @@ if TYPE_CHECKING:
 
 MB = 1024 * 1024
 
-CacheKey = tuple[str, int, int | None, int | None, bool, str]
-"""(content hash, page, width, longest side, crop, the chunk size and passage id marked, or
-``""``)."""
+CacheKey = tuple[str, int, int | None, int | None, bool, int | None, str]
+"""(content hash, page, width, longest side, crop, figure, the chunk size and passage id
+marked, or ``""``)."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,12 @@ class PageImage:
 
 
 def page_image_path(
-    document_id: UUID | str, page: int, *, passage: str | None = None, crop: bool = False
+    document_id: UUID | str,
+    page: int,
+    *,
+    passage: str | None = None,
+    crop: bool = False,
+    figure: int | None = None,
 ) -> str:
     """The page image's address below the service's base URL (``/api/documents/…/image``)."""
     query: dict[str, str] = {}
@@ -79,6 +85,8 @@ def page_image_path(
         query["highlight"] = passage
     if crop:
         query["crop"] = "passage"
+    if figure is not None:
+        query["figure"] = str(figure)
     path = f"/api/documents/{document_id}/pages/{page}/image"
     return f"{path}?{urlencode(query)}" if query else path
 
@@ -196,14 +204,17 @@ async def page_image(
     passage: str | None = None,
     crop: bool = False,
     max_side: int | None = None,
+    figure: int | None = None,
 ) -> PageImage:
     """Page ``page`` of one of the caller's documents as a PNG, ``passage`` (a chunk id)
-    marked on it, cropped to that passage's region when ``crop``, at most ``max_side``
-    pixels on its longest side when given.
+    marked on it, cropped to that passage's region when ``crop``, or to figure ``figure``
+    (its number in the document, which must be on that page), at most ``max_side`` pixels
+    on its longest side when given.
 
     Raises:
         InvalidRequest: ``width`` out of bounds, or ``crop`` without a passage.
-        DocumentNotFound, DocumentNotReady, NoPageImage, PageNotFound, PassageNotFound.
+        DocumentNotFound, DocumentNotReady, NoPageImage, PageNotFound, PassageNotFound,
+        FigureNotFound.
         PageRenderFailed: the page could not be drawn within the caps.
         BlobStoreUnavailable: the original could not be read.
     """
@@ -216,6 +227,7 @@ async def page_image(
         check_page(document, page)
         if passage is not None:
             _ordinal(document, passage)
+        clip = await _figure_box(conn, document, page, figure) if figure is not None else None
         # A passage id names the same text for as long as the content and the chunk size do.
         key: CacheKey = (
             document.content_hash or str(document.id),
@@ -223,6 +235,7 @@ async def page_image(
             width,
             max_side,
             crop,
+            figure,
             f"{runtime.settings.search.chunk_size}/{passage}" if passage else "",
         )
         cached = images.cache.get(key)
@@ -234,11 +247,31 @@ async def page_image(
     drawn = await images.draw(
         data,
         RenderRequest(
-            kind=kind, page=page, width=width, passage=text, crop=crop, max_side=max_side
+            kind=kind,
+            page=page,
+            width=width,
+            passage=text,
+            crop=crop,
+            max_side=max_side,
+            clip=clip,
         ),
     )
     images.cache.put(key, drawn)
     return drawn
+
+
+async def _figure_box(
+    conn: Connection, document: Document, page: int, number: int
+) -> tuple[float, float, float, float]:
+    """The box of the document's figure ``number`` (1-based), which must be on ``page``."""
+    found = (await figures.figures_of(conn, [document.id])).get(str(document.id), [])
+    if not 1 <= number <= len(found) or found[number - 1].page != page:
+        raise FigureNotFound(
+            f"{document.name!r} has no figure {number} on page {page} "
+            f"({len(found)} figure(s) in all).",
+            figure=number,
+        )
+    return found[number - 1].box
 
 
 async def _original(runtime: Runtime, document: Document) -> bytes:

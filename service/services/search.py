@@ -15,7 +15,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 from uuid import UUID
 
@@ -31,11 +32,13 @@ from retrieval.rerankers import (
     WarmableReranker,
     make_reranker,
 )
+from retrieval.types import Hit
 from service import metrics
 from service.errors import DocumentNotFound, InvalidRequest
 from service.records import Principal, Project
-from service.services import documents, projects
+from service.services import documents, figures, projects
 from service.services.documents import not_searchable_count
+from service.services.figures import NumberedFigure
 from service.services.page_images import has_page_images
 from service.services.warmup import Warmup, source
 from service.storage.db import Connection, connection, fetch_all
@@ -65,6 +68,8 @@ class ProjectSearch(NamedTuple):
     """Ids of the searched documents that have page images (PDFs and images)."""
     base_url: str = ""
     """The service's public base URL, which the page image addresses of the results start with."""
+    figures: Mapping[str, NumberedFigure] = MappingProxyType({})
+    """The figure each result is or sits beside, by chunk id (results beside none left out)."""
 
 
 async def search_project(
@@ -104,9 +109,23 @@ async def search_project(
     result = await engine.rank(target.id, query, refs, loaded, top_k=top_k)
     metrics.record_search(result, load_seconds=loaded_at - started)
     left_out = 0 if document_ids else not_searchable_count(target, len(refs))
+    beside = await _figures_beside(runtime, result.hits, pictured)
     return ProjectSearch(
-        target, query, result, left_out, pictured, base_url=runtime.settings.public_url
+        target, query, result, left_out, pictured, runtime.settings.public_url, beside
     )
+
+
+async def _figures_beside(
+    runtime: Runtime, hits: Sequence[Hit], pictured: frozenset[str]
+) -> Mapping[str, NumberedFigure]:
+    """The figure each result is or sits beside, read (on a short-lived connection) for the
+    results' documents that have pages."""
+    wanted = {UUID(hit.document_id) for hit in hits if hit.document_id in pictured}
+    if not wanted:
+        return MappingProxyType({})
+    async with connection(runtime.pool) as conn:
+        stored = await figures.figures_of(conn, wanted)
+    return MappingProxyType(figures.beside_hits(hits, stored))
 
 
 def _check_document_count(documents: Sequence[UUID | str] | None) -> list[UUID | str]:

@@ -87,3 +87,34 @@ def test_a_result_shows_its_passage_on_its_page(
         arg=picture.element_handle(),
     )
     page.context.close()
+
+
+def test_a_result_beside_a_figure_shows_the_figure_with_its_caption(
+    browser: Any, service_url: str, alice: users.NewUser, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    from tests.support.figure_pdf import CHART_CAPTION, figure_pdf
+
+    path = tmp_path / "retreat.pdf"
+    path.write_bytes(figure_pdf())
+    client = ShortlistClient(service_url, alice.token)
+    try:
+        document = client.upload(str(alice.project.id), path)
+        assert client.wait(document["id"], timeout=120)["status"] == "ready"
+    finally:
+        client.close()
+    page = signed_in(browser, service_url, alice.token, viewport={"width": 1280, "height": 900})
+    expect(page.locator("#documents-body tr", has_text="retreat.pdf")).to_be_visible()
+    page.get_by_label("Search this project").fill("glacier retreat by survey station")
+    page.get_by_label("Search this project").press("Enter")
+    figure = page.locator("#search-results .result").first.locator(".result-figure")
+    expect(figure.locator("figcaption")).to_have_text(CHART_CAPTION)
+    image = figure.locator("img")
+    page.wait_for_function(
+        "image => image.complete && image.naturalWidth > 0", arg=image.element_handle()
+    )
+    assert "figure=1" in (image.get_attribute("src") or "")
+    figure.get_by_role("button", name="Show Figure 1 of retreat.pdf").click()
+    expect(page.locator("#page-view-title")).to_have_text("retreat.pdf — Figure 1")
+    page.context.close()

@@ -14,6 +14,7 @@ from service.errors import (
     DocumentNotFound,
     DocumentNotReady,
     DuplicateDocumentName,
+    FigureNotFound,
     InvalidPageRange,
     NoPageImage,
     PageNotFound,
@@ -259,6 +260,7 @@ class DocumentController(Controller):
         raises=(
             DocumentNotFound,
             DocumentNotReady,
+            FigureNotFound,
             NoPageImage,
             PageNotFound,
             PassageNotFound,
@@ -276,11 +278,13 @@ class DocumentController(Controller):
         width: FromQuery[int | None] = None,
         highlight: FromQuery[str | None] = None,
         crop: FromQuery[Literal["passage"] | None] = None,
+        figure: FromQuery[int | None] = None,
     ) -> Response[bytes]:
         """Page ``page`` (1-based) of the original drawn as a PNG: a PDF page, or an image
         document (its own page). ``width`` in pixels (64-2400; default 150 dpi);
         ``highlight`` a passage id (a search result's ``chunk_id``) to mark where its words
-        sit; ``crop=passage`` only that passage's region, with a margin.
+        sit; ``crop=passage`` only that passage's region, with a margin; ``figure`` (a search
+        result's ``figure.number``) only that figure of the page, its caption included.
 
         Returns:
             The PNG, with ``X-Shortlist-Covered`` (the share of the passage's words found on
@@ -297,6 +301,7 @@ class DocumentController(Controller):
             width=width,
             passage=highlight,
             crop=crop == "passage",
+            figure=figure,
         )
         headers = {
             "X-Content-Type-Options": "nosniff",

@@ -207,3 +207,33 @@ async def test_a_page_that_cannot_be_drawn_in_time_fails_cleanly(
     body = answer.json()
     assert body["code"] == "page_render_failed"
     assert body["details"]["reason"] == "extraction_timeout"
+
+
+async def test_a_result_beside_a_figure_carries_it_and_its_picture(
+    app_client: Any, db_url: str
+) -> None:
+    from tests.support.figure_pdf import CHART_CAPTION, figure_pdf
+
+    alice = await new_user(db_url, "alice")
+    uploader = Uploader(app_client, alice.token)
+    created = await uploader.upload(alice.project.id, "retreat.pdf", figure_pdf())
+    document = await uploader.wait_settled(created.json()["id"])
+    assert document["status"] == "ready", document
+    hit = await _hit(app_client, alice, "glacier retreat by survey station")
+    figure = hit["figure"]
+    assert figure is not None, hit
+    assert (figure["number"], figure["page"], figure["label"]) == (1, 1, "Figure 1")
+    assert figure["caption"] == CHART_CAPTION
+    link = urlsplit(figure["image_url"])
+    assert parse_qs(link.query) == {"figure": ["1"]}
+    drawn = await app_client.get(f"{link.path}?{link.query}", headers=uploader.headers)
+    assert drawn.status_code == 200, drawn.text
+    picture = _pixmap(drawn.content)
+    # The chart and its caption (380 x 226 points) with a margin, at 150 dpi: not the page.
+    assert 800 < picture.width < 960 and picture.height < 600
+
+    base = f"/api/documents/{document['id']}/pages"
+    for path, code in ((f"{base}/1/image?figure=3", "figure_not_found"),
+                       (f"{base}/2/image?figure=1", "page_not_found")):  # fmt: skip
+        refused = await app_client.get(path, headers=uploader.headers)
+        assert (refused.status_code, refused.json()["code"]) == (404, code)

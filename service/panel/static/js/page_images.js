@@ -42,9 +42,43 @@ export function createPageView({ dialog }) {
   return { open };
 }
 
-/** A result's picture: its passage cropped from the page; a click shows the whole page. */
+/** A result's pictures: its passage cropped from the page (a click shows the whole page), and
+ * the figure it is or sits beside, with its caption. */
 export function resultPicture(result, pageView) {
   if (!result.page_image_url) return null;
+  const figure = result.figure ? figurePicture(result, pageView) : null;
+  const passage = passagePicture(result, pageView);
+  return figure ? el("div", { class: "result-pictures" }, passage, figure) : passage;
+}
+
+function figurePicture(result, pageView) {
+  const { figure } = result;
+  const name = result.document.name;
+  const title = figure.label || `Figure on page ${figure.page}`;
+  return el(
+    "figure",
+    { class: "result-figure" },
+    el(
+      "button",
+      {
+        type: "button",
+        class: "result-picture",
+        "aria-label": `Show ${title} of ${name}`,
+        onclick: () => pageView.open(figure.image_url, `${name} — ${title}`, figure.caption || title),
+      },
+      el("img", {
+        class: "result-crop",
+        src: withOptions(figure.image_url, { width: CROP_WIDTH }),
+        alt: figure.caption || title,
+        loading: "lazy",
+        decoding: "async",
+      }),
+    ),
+    el("figcaption", { class: "muted", text: figure.caption || title }),
+  );
+}
+
+function passagePicture(result, pageView) {
   const page = result.pages[0];
   const name = result.document.name;
   const crop = el("img", {
