@@ -22,6 +22,7 @@ from service.services.extraction import sandbox_pool
 from service.services.page_images import PageImages
 from service.services.rate_limit import RateLimiter
 from service.services.search import SearchEngine
+from service.services.url_fetch import Resolver, system_resolver
 from service.settings import Settings
 from service.storage.blobs import BlobStore, open_blob_store
 from service.storage.db import DatabaseLocation, Pool, create_pool, locate_database
@@ -49,6 +50,7 @@ class Runtime:
         search: SearchEngine,
         sandboxes: SandboxPool,
         page_images: PageImages,
+        resolve: Resolver = system_resolver,
     ) -> None:
         self.settings = settings
         self.database = database
@@ -60,6 +62,8 @@ class Runtime:
         """Extraction processes; spares start with the first worker or extraction."""
         self.page_images = page_images
         """Page drawing processes (started on the first page image) and the drawn-page cache."""
+        self.resolve = resolve
+        """How URL imports look host names up (the system's resolver, called in a thread)."""
         self.search_limiter = RateLimiter(settings.server.search_rate_per_minute)
         self.upload_limiter = RateLimiter(settings.server.upload_rate_per_minute)
 
@@ -122,6 +126,7 @@ async def open_runtime(
     blobs: BlobStore | None = None,
     background: bool = True,
     score_every_candidate: bool = False,
+    resolve: Resolver = system_resolver,
 ) -> AsyncIterator[Runtime]:
     """Locate (or start) the database, migrate it, open pool and queue; undo all of it on exit.
 
@@ -130,6 +135,7 @@ async def open_runtime(
     ``background=False`` is for one-shot commands: the search caches are not
     warmed in the background, so the process exits as soon as its work is done;
     ``score_every_candidate`` is :class:`SearchEngine`'s (one-shot commands set it).
+    ``resolve`` looks host names up for URL imports (tests pass a slow one).
     """
     database = locate_database(settings)
     try:
@@ -153,6 +159,7 @@ async def open_runtime(
                 search=search,
                 sandboxes=sandboxes,
                 page_images=page_images,
+                resolve=resolve,
             )
         finally:
             page_images.close()
