@@ -128,4 +128,6 @@ def extract_image(
         )
     bodies = [result.texts.get(index, "") for index in range(frames)]
     extraction = assemble_pages(bodies, "image", result.warnings())
-    return dataclasses.replace(extraction, ocr_pages=result.recognised_pages)
+    return dataclasses.replace(
+        extraction, ocr_pages=result.recognised_pages, ocr_lines=result.ocr_lines()
+    )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -33,6 +34,7 @@ __all__ = [
     "PAGE_IMAGE_KINDS",
     "RenderRequest",
     "RenderedPage",
+    "ocr_words",
     "page_words",
     "render_page",
 ]
@@ -71,8 +73,10 @@ class RenderRequest:
     crop: bool = False
     """Only the passage's region, with :data:`MARGIN_POINTS` around it (the whole page
     when the passage is not found)."""
-    words: tuple[WordBox, ...] = ()
-    """Words recognised on the page (OCR), for a page without a text layer of its own."""
+    ocr_lines: tuple[WordBox, ...] = ()
+    """Lines recognised on the page (OCR), their boxes as shares of the page's width and
+    height: where a passage is looked for instead of the page's own words (a page read by
+    OCR has no text layer, or a bad one)."""
     max_side: int | None = None
     """Longest side in pixels, whatever the width (a picture for a model, billed by area)."""
     clip: tuple[float, float, float, float] | None = None
@@ -102,6 +106,23 @@ def page_words(page: Any) -> list[WordBox]:
         WordBox(float(x0), float(y0), float(x1), float(y1), str(text))
         for x0, y0, x1, y1, text, *_ in page.get_text("words", sort=False)
     ]
+
+
+def ocr_words(lines: Sequence[WordBox], page: Box) -> list[WordBox]:
+    """Recognised lines (boxes as shares of the page) as words on ``page``: each word gets the
+    share of its line's width its characters take."""
+    width, height = page.x1 - page.x0, page.y1 - page.y0
+    words: list[WordBox] = []
+    for line in lines:
+        x0, x1 = page.x0 + line.x0 * width, page.x0 + line.x1 * width
+        y0, y1 = page.y0 + line.y0 * height, page.y0 + line.y1 * height
+        text = line.text
+        step = (x1 - x0) / max(len(text), 1)
+        for match in re.finditer(r"\S+", text):
+            words.append(
+                WordBox(x0 + match.start() * step, y0, x0 + match.end() * step, y1, match.group())
+            )
+    return words
 
 
 def _zoom(width: float, height: float, request: RenderRequest) -> float:
@@ -184,14 +205,15 @@ def _draw_pdf_page(
     pymupdf: Any, page: Any, page_count: int, request: RenderRequest
 ) -> RenderedPage:
     bounds = page.rect
+    page_box = Box(bounds.x0, bounds.y0, bounds.x1, bounds.y1)
     located: Located | None = None
     region: Box | None = None
     if request.passage is not None:
-        words = page_words(page) or list(request.words)
+        lines = request.ocr_lines
+        words = ocr_words(lines, page_box) if lines else page_words(page)
         located = locate(request.passage, words)
-        region = _region(located, Box(bounds.x0, bounds.y0, bounds.x1, bounds.y1))
+        region = _region(located, page_box)
         _mark(pymupdf, page, located.lines)
-    page_box = Box(bounds.x0, bounds.y0, bounds.x1, bounds.y1)
     if request.clip is not None:
         region = _margin(Box(*request.clip), page_box)
     cropped = region is not None and (request.crop or request.clip is not None)
@@ -261,8 +283,9 @@ def _render_image(data: bytes, request: RenderRequest) -> RenderedPage:
     located: Located | None = None
     region: Box | None = None
     if request.passage is not None:
-        located = locate(request.passage, request.words)
-        region = _region(located, Box(0, 0, frame.width, frame.height))
+        frame_box = Box(0, 0, frame.width, frame.height)
+        located = locate(request.passage, ocr_words(request.ocr_lines, frame_box))
+        region = _region(located, frame_box)
         if located.lines:
             overlay = Image.new("RGB", frame.size, tuple(round(255 * c) for c in HIGHLIGHT_RGB))
             mask = Image.new("L", frame.size, 0)

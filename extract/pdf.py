@@ -592,6 +592,7 @@ def join_pdf_parts(
         extraction,
         ocr_pages=recognition.recognised_pages,
         figures=tuple(figure for part in ordered for figure in part.figures),
+        ocr_lines=recognition.ocr_lines(),
     )
 
 

@@ -111,6 +111,17 @@ class Figure:
 
 
 @dataclass(frozen=True)
+class OcrLine:
+    """One line of text recognised on a page (OCR), where it sits as shares of the page's
+    width and height (0-1, origin top left), so it maps onto the page at any size."""
+
+    page: int
+    """1-based."""
+    box: Rect
+    text: str
+
+
+@dataclass(frozen=True)
 class Extraction:
     """A document as page-marked Markdown.
 
@@ -127,6 +138,8 @@ class Extraction:
     """1-based pages whose text was recognised from images (OCR), not read from a text layer."""
     figures: tuple[Figure, ...] = ()
     """The figures of a PDF's pages, in page order (none for other kinds)."""
+    ocr_lines: tuple[OcrLine, ...] = ()
+    """Where the recognised lines of ``ocr_pages`` sit, so a passage can be found on them."""
 
     def __post_init__(self) -> None:
         if len(self.page_offsets) != self.page_count:

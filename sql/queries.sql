@@ -183,6 +183,12 @@ ORDER BY created_at, id;
 SELECT id, figures FROM documents
 WHERE id = ANY(%(document_ids)s::uuid[]) AND status = 'ready' AND figures <> '[]'::jsonb;
 
+-- fetch_document_ocr_lines --
+-- The recognised lines of one page of one of the user's documents
+SELECT line FROM documents d JOIN projects p ON p.id = d.project_id,
+     jsonb_array_elements(d.ocr_lines) AS line
+WHERE d.id = %(document_id)s AND p.user_id = %(user_id)s AND (line ->> 'page')::int = %(page)s;
+
 -- fetch_documents_markdown --
 -- The Markdown of the given documents, for the in-memory chunk cache
 SELECT id, project_id, name, content_hash, markdown FROM documents
@@ -210,6 +216,7 @@ WHERE id = %(document_id)s AND status = 'processing';
 UPDATE documents SET status = 'ready', markdown = %(markdown)s, content_hash = %(content_hash)s,
        kind = %(kind)s, content_type = %(content_type)s, page_count = %(page_count)s,
        warnings = %(warnings)s, ocr_pages = %(ocr_pages)s, figures = %(figures)s,
+       ocr_lines = %(ocr_lines)s,
        error_code = NULL, error_message = NULL, extracted_at = now(), updated_at = now()
 WHERE id = %(document_id)s AND status = 'processing'
 RETURNING id, project_id, content_hash;
@@ -221,7 +228,8 @@ SELECT pg_notify(%(channel)s, %(document_id)s);
 -- store_extraction_error --
 -- Save why a document cannot be searched
 UPDATE documents SET status = 'error', error_code = %(error_code)s, error_message = %(error_message)s,
-       markdown = NULL, content_hash = NULL, ocr_pages = '{}', figures = '[]', updated_at = now()
+       markdown = NULL, content_hash = NULL, ocr_pages = '{}', figures = '[]',
+       ocr_lines = '[]', updated_at = now()
 WHERE id = %(document_id)s AND status IN ('pending', 'processing')
 RETURNING id;
 

@@ -16,6 +16,7 @@ from uuid import UUID
 
 import anyio
 import anyio.to_thread
+from psycopg.types.json import Jsonb
 
 from extract import (
     KIND_CONTENT_TYPES,
@@ -25,6 +26,7 @@ from extract import (
     OcrOptions,
     SandboxPool,
 )
+from extract.wire import to_wire
 from service.errors import ShortlistError
 from service.services import figures, imports
 from service.storage.blobs import BlobNotFound
@@ -112,6 +114,7 @@ async def save_extraction(conn: Connection, document_id: UUID, extraction: Extra
         warnings=[warning.replace("\x00", "\ufffd") for warning in extraction.warnings],
         ocr_pages=list(extraction.ocr_pages),
         figures=figures.stored(extraction.figures),
+        ocr_lines=Jsonb(to_wire(list(extraction.ocr_lines))),
     )
     if row is not None:
         await execute(

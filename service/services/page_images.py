@@ -24,7 +24,10 @@ import anyio
 import anyio.to_thread
 
 from extract import ExtractionError, ExtractionLimits, SandboxPool, UnsupportedFormatError
+from extract.locate import WordBox
 from extract.page_render import MAX_WIDTH, MIN_WIDTH, PAGE_IMAGE_KINDS, RenderKind, RenderRequest
+from extract.types import OcrLine
+from extract.wire import from_wire
 from retrieval.chunking import chunk_markdown
 from service.errors import (
     DocumentNotFound,
@@ -40,7 +43,7 @@ from service.records import Document, Principal
 from service.services import documents, figures
 from service.services.page_image_cache import ByteBoundCache
 from service.storage.blobs import BlobNotFound
-from service.storage.db import Connection, connection, fetch_one
+from service.storage.db import Connection, connection, fetch_all, fetch_one
 
 if TYPE_CHECKING:
     from service.runtime import Runtime
@@ -242,6 +245,7 @@ async def page_image(
         if cached is not None:
             return cached
         text = await passage_text(runtime, conn, principal, document, passage) if passage else None
+        lines = await _ocr_lines(conn, principal, document, page) if text is not None else ()
     data = await _original(runtime, document)
     kind: RenderKind = "image" if document.kind == "image" else "pdf"
     drawn = await images.draw(
@@ -254,10 +258,29 @@ async def page_image(
             crop=crop,
             max_side=max_side,
             clip=clip,
+            ocr_lines=lines,
         ),
     )
     images.cache.put(key, drawn)
     return drawn
+
+
+async def _ocr_lines(
+    conn: Connection, principal: Principal, document: Document, page: int
+) -> tuple[WordBox, ...]:
+    """The lines recognised on ``page`` when it was read by OCR (else none: the page's own
+    words are where a passage is looked for)."""
+    if page not in document.ocr_pages:
+        return ()
+    rows = await fetch_all(
+        conn,
+        "fetch_document_ocr_lines",
+        document_id=document.id,
+        user_id=principal.user_id,
+        page=page,
+    )
+    lines = from_wire([row["line"] for row in rows], list[OcrLine], "recognised lines")
+    return tuple(WordBox(*line.box, line.text) for line in lines)
 
 
 async def _figure_box(

@@ -237,3 +237,31 @@ async def test_a_result_beside_a_figure_carries_it_and_its_picture(
                        (f"{base}/2/image?figure=1", "page_not_found")):  # fmt: skip
         refused = await app_client.get(path, headers=uploader.headers)
         assert (refused.status_code, refused.json()["code"]) == (404, code)
+
+
+async def test_a_passage_on_a_page_read_by_ocr_is_marked_where_it_was_recognised(
+    app_client: Any, db_url: str
+) -> None:
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_textbox(pymupdf.Rect(72, 200, 540, 320), PAGE_TWO, fontsize=14)
+    pixmap = page.get_pixmap(dpi=150, colorspace=pymupdf.csGRAY, alpha=False)
+    scan = pymupdf.open()
+    scan.new_page(width=page.rect.width, height=page.rect.height).insert_image(
+        page.rect, pixmap=pixmap
+    )
+    alice = await new_user(db_url, "alice")
+    uploader = Uploader(app_client, alice.token)
+    created = await uploader.upload(alice.project.id, "scan.pdf", scan.tobytes())
+    document = await uploader.wait_settled(created.json()["id"], within=120)
+    assert document["status"] == "ready", document
+    if not document["ocr_pages"]:
+        pytest.skip("no OCR engine available")
+    hit = await _hit(app_client, alice, "calving front glacier retreat")
+    link = urlsplit(hit["page_image_url"])
+    marked = await app_client.get(
+        f"{link.path}?{link.query}&crop=passage", headers=uploader.headers
+    )
+    assert marked.status_code == 200, marked.text
+    assert float(marked.headers["x-shortlist-covered"]) >= 0.9
+    assert marked.headers["x-shortlist-cropped"] == "true"

@@ -10,8 +10,9 @@ import pymupdf
 import pytest
 from PIL import Image
 
-from extract import CorruptDocumentError, EncryptedDocumentError, SandboxPool
+from extract import CorruptDocumentError, EncryptedDocumentError, SandboxPool, extract_document
 from extract.errors import ExtractionError, ExtractionTimeout, UnsupportedFormatError
+from extract.locate import WordBox
 from extract.page_render import MAX_WIDTH, RenderRequest, render_page
 from extract.types import ExtractionLimits
 from tests.support.paths import CORPUS_DIR
@@ -119,3 +120,36 @@ def test_drawing_that_takes_too_long_is_stopped() -> None:
             RenderRequest(kind="pdf", page=1),
             limits=ExtractionLimits(timeout_seconds=0.001),
         )
+
+
+def _scan() -> bytes:
+    """A page of text made into a scan: one picture, no text layer."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_textbox(pymupdf.Rect(72, 200, 540, 320), TEXT, fontsize=14)
+    pixmap = page.get_pixmap(dpi=150, colorspace=pymupdf.csGRAY, alpha=False)
+    scan = pymupdf.open()
+    scan.new_page(width=page.rect.width, height=page.rect.height).insert_image(
+        page.rect, pixmap=pixmap
+    )
+    data: bytes = scan.tobytes()
+    return data
+
+
+def test_a_passage_is_marked_on_a_page_read_by_ocr_where_its_lines_were_recognised() -> None:
+    scan = _scan()
+    extraction = extract_document(scan, "scan.pdf", None)
+    if not extraction.ocr_pages:
+        pytest.skip("no OCR engine available")
+    assert extraction.ocr_pages == (1,)
+    lines = tuple(WordBox(*line.box, line.text) for line in extraction.ocr_lines)
+    assert lines and all(0 <= value <= 1 for line in lines for value in line[:4])
+    passage = extraction.markdown.split("-->", 1)[1]
+    without = render_page(scan, RenderRequest(kind="pdf", page=1, passage=passage))
+    assert without.covered == 0.0  # the scan has no words of its own
+    drawn = render_page(
+        scan, RenderRequest(kind="pdf", page=1, passage=passage, crop=True, ocr_lines=lines)
+    )
+    assert drawn.covered is not None and drawn.covered >= 0.9
+    assert drawn.region is not None and 180 < drawn.region[1] < 215  # where the text was
+    assert _yellow(drawn.png) > 0

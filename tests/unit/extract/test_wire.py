@@ -13,7 +13,7 @@ from extract import CorruptDocumentError, ExtractionLimits, OcrOptions
 from extract.ocr import OcrResult
 from extract.pdf import PdfPart
 from extract.sandbox import _field
-from extract.types import Extraction, Figure
+from extract.types import Extraction, Figure, OcrLine
 from extract.wire import from_wire, to_wire
 
 
@@ -27,6 +27,7 @@ def _every_field_set() -> PdfPart:
         engine="rapidocr",
         unavailable="no engine",
         texts={2: "recognised", 10: "more"},
+        lines={2: [(0.1, 0.2, 0.8, 0.25, "recognised")], 10: [(0.0, 0.0, 1.0, 0.1, "more")]},
         illegible=[3],
         over_page_budget=[4],
         over_time_budget=[5],
@@ -72,7 +73,10 @@ def test_a_part_with_every_field_set_survives_the_trip_as_it_was_sent() -> None:
 
 def test_an_extraction_and_the_limits_survive_the_trip() -> None:
     figure = Figure(1, (1.0, 2.0, 3.0, 4.0), "Fig. 1. A map", "Figure 1")
-    extraction = Extraction("<!-- page 1 -->\n\nx\n", 1, (0,), "pdf", ("w",), (1,), (figure,))
+    line = OcrLine(1, (0.1, 0.2, 0.9, 0.25), "x")
+    extraction = Extraction(
+        "<!-- page 1 -->\n\nx\n", 1, (0,), "pdf", ("w",), (1,), (figure,), (line,)
+    )
     limits = ExtractionLimits(ocr=OcrOptions(engine="tesseract", languages=("pt",), dpi=300))
 
     assert from_wire(_over_json(extraction), Extraction, "text") == extraction
