@@ -85,7 +85,9 @@ def extracted(path: str, cache: Path | None) -> dict[str, Any] | None:
     stored = cache / f"{path}.json" if cache else None
     if stored is not None and stored.exists():
         cached: dict[str, Any] = json.loads(stored.read_text())
-        if "ocr_lines" in cached:
+        if not cached["ocr_pages"]:
+            cached.setdefault("ocr_lines", [])
+        if "ocr_lines" in cached:  # else cached before the lines were kept: extract again
             return cached
     try:
         extraction = extract_document((CORPUS_DIR / path).read_bytes(), Path(path).name, None)

@@ -151,6 +151,13 @@ def _captions(page: Any) -> list[tuple[Rect, str, str]]:
     return found
 
 
+def _turned(rect: Rect, matrix: Any) -> Rect:
+    import pymupdf
+
+    turned = pymupdf.Rect(*rect) * matrix
+    return (float(turned.x0), float(turned.y0), float(turned.x1), float(turned.y1))
+
+
 def _gap(figure: Rect, caption: Rect) -> float | None:
     """How far the caption sits below the figure (above counts :data:`ABOVE_PENALTY` more), or None when
     it is beside it, across it or out of line with it."""
@@ -201,9 +208,14 @@ def find_figures(page: Any, number: int) -> list[Figure]:
             given[figure] = caption
             taken.add(caption)
     figures = []
+    turn = page.rotation_matrix if page.rotation else None
     for figure, rect in enumerate(kept):
+        if turn is not None:  # MuPDF measures the unrotated page; keep boxes as it is shown
+            rect = _turned(rect, turn)
         if figure in given:
             where, text, label = captions[given[figure]]
+            if turn is not None:
+                where = _turned(where, turn)
             figures.append(Figure(number, _union(rect, where), text, label))
         else:
             figures.append(Figure(number, rect))

@@ -101,11 +101,21 @@ class RenderedPage:
 
 
 def page_words(page: Any) -> list[WordBox]:
-    """The words of a PyMuPDF page, in its reading order, with their boxes."""
-    return [
-        WordBox(float(x0), float(y0), float(x1), float(y1), str(text))
-        for x0, y0, x1, y1, text, *_ in page.get_text("words", sort=False)
-    ]
+    """The words of a PyMuPDF page, in its reading order, with their boxes as the page is
+    shown (MuPDF gives them on the unrotated page; a rotated page's are turned with it)."""
+    words = page.get_text("words", sort=False)
+    if not page.rotation:
+        return [
+            WordBox(float(x0), float(y0), float(x1), float(y1), str(text))
+            for x0, y0, x1, y1, text, *_ in words
+        ]
+    import pymupdf
+
+    turned = []
+    for x0, y0, x1, y1, text, *_ in words:
+        rect = pymupdf.Rect(x0, y0, x1, y1) * page.rotation_matrix
+        turned.append(WordBox(rect.x0, rect.y0, rect.x1, rect.y1, str(text)))
+    return turned
 
 
 def ocr_words(lines: Sequence[WordBox], page: Box) -> list[WordBox]:
@@ -221,8 +231,6 @@ def _draw_pdf_page(
     zoom = _zoom(float(clip.width), float(clip.height), request)
     if clip is not bounds:
         clip = _on_pixels(pymupdf, clip, zoom)
-    if cropped and page.rotation:
-        clip = clip * page.derotation_matrix
     pixmap = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), clip=clip, alpha=False, annots=True)
     return RenderedPage(
         png=pixmap.tobytes("png"),
