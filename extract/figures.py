@@ -154,7 +154,8 @@ def _captions(page: Any) -> list[tuple[Rect, str, str]]:
 def _turned(rect: Rect, matrix: Any) -> Rect:
     import pymupdf
 
-    turned = pymupdf.Rect(*rect) * matrix
+    library: Any = pymupdf
+    turned = library.Rect(*rect) * matrix
     return (float(turned.x0), float(turned.y0), float(turned.x1), float(turned.y1))
 
 

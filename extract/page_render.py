@@ -111,9 +111,10 @@ def page_words(page: Any) -> list[WordBox]:
         ]
     import pymupdf
 
+    library: Any = pymupdf
     turned = []
     for x0, y0, x1, y1, text, *_ in words:
-        rect = pymupdf.Rect(x0, y0, x1, y1) * page.rotation_matrix
+        rect = library.Rect(x0, y0, x1, y1) * page.rotation_matrix
         turned.append(WordBox(rect.x0, rect.y0, rect.x1, rect.y1, str(text)))
     return turned
 
