@@ -13,7 +13,9 @@ Matching is by stretches the two share (at least :data:`MIN_RUN` characters, fou
 :data:`GRAM` -character pieces), wherever each sits, so a passage whose parts the page holds
 in another reading order (two columns, a caption first) is still found, while a common
 phrase elsewhere on the page is too short to count. Short words between two found ones that
-the passage holds too (a table's numbers, read in another order) are taken as well. Pure: no PyMuPDF here
+the passage holds too (a table's numbers, read in another order) are taken as well, and so are
+the passage's words inside the region it was found in (a table the page holds by columns and
+the Markdown by rows, or the other way round). Pure: no PyMuPDF here
 (:mod:`extract.page_render` reads the page).
 """
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import statistics
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +35,7 @@ __all__ = [
     "GRAM",
     "MIN_RUN",
     "NEAR_CHARS",
+    "REACH_LINES",
     "WORD_SHARE",
     "Box",
     "Located",
@@ -53,6 +57,8 @@ ANCHOR_RUN = 60
 shorter ones count only near such an anchor."""
 NEAR_CHARS = 120
 """How close (in letters and digits of the page) a shorter shared stretch must be to an anchor."""
+REACH_LINES = 1.5
+"""How far (in line heights) beyond the passage's region its remaining words are looked for."""
 GAP_WORDS = 3
 """Most page words between two covered ones that are filled in when the passage holds them."""
 WORD_SHARE = 0.5
@@ -121,7 +127,7 @@ def _fold(text: str) -> str:
 def passage_words(markdown: str) -> list[str]:
     """The passage's words as compared (folded, markup left out; words without a letter or
     digit dropped)."""
-    plain = _MARKUP.sub(" ", markdown)
+    plain = _MARKUP.sub(" ", markdown).replace("|", " ")  # a table's cells are words apart
     words = (_fold(word) for word in plain.split())
     return [word for word in words if word]
 
@@ -217,12 +223,55 @@ def locate(passage: str, words: Sequence[WordBox]) -> Located:
         for position, pick in enumerate(picked):
             chosen[order[position]] = chosen[order[position]] or pick
         found = [before or now for before, now in zip(found, seen, strict=True)]
+    _fill_region(chosen, found, words, folded, wanted)
     indexes = tuple(index for index, pick in enumerate(chosen) if pick)
     return Located(
         indexes,
         tuple(merge_lines([words[index].box for index in indexes])),
         sum(found) / len(wanted),
     )
+
+
+def _fill_region(
+    chosen: list[bool],
+    found: list[bool],
+    words: Sequence[WordBox],
+    folded: Sequence[str],
+    wanted: Sequence[str],
+) -> None:
+    """Take the words in and next to the region the passage was found in that it holds but
+    no order matched (a table read in another order than its Markdown's: by columns, or by
+    rows); each passage word not found yet counts once; the region grows by :data:`REACH_LINES` line
+    heights at a time while it keeps finding them."""
+    picked = [words[index] for index, pick in enumerate(chosen) if pick]
+    if not picked or all(found):
+        return
+    line = statistics.median(word.y1 - word.y0 for word in picked)
+    reach = REACH_LINES * line
+    x0, y0 = min(word.x0 for word in picked), min(word.y0 for word in picked)
+    x1, y1 = max(word.x1 for word in picked), max(word.y1 for word in picked)
+    missing: dict[str, list[int]] = {}
+    for index, word in enumerate(wanted):
+        if not found[index]:
+            missing.setdefault(word, []).append(index)
+    grew = True
+    while grew:
+        grew = False
+        for index, word in enumerate(words):
+            if chosen[index] or not missing.get(folded[index]):
+                continue
+            middle_x, middle_y = (word.x0 + word.x1) / 2, (word.y0 + word.y1) / 2
+            if x0 - reach <= middle_x <= x1 + reach and y0 - reach <= middle_y <= y1 + reach:
+                chosen[index] = True
+                found[missing[folded[index]].pop(0)] = True
+                x0, y0 = min(x0, word.x0), min(y0, word.y0)
+                x1, y1 = max(x1, word.x1), max(y1, word.y1)
+                grew = True
+    held = set(wanted)  # and, inside the region, the passage's words already counted found
+    for index, word in enumerate(words):
+        middle_x, middle_y = (word.x0 + word.x1) / 2, (word.y0 + word.y1) / 2
+        if folded[index] in held and x0 <= middle_x <= x1 and y0 <= middle_y <= y1:
+            chosen[index] = True
 
 
 def _match(

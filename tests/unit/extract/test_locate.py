@@ -114,3 +114,17 @@ def test_a_shared_phrase_far_from_the_passage_is_not_marked() -> None:
     located = locate(passage, words)
     assert located.covered == 1.0
     assert all(words[index].y0 < 700 for index in located.words)
+
+
+def test_words_of_the_passage_inside_its_region_are_taken_whatever_their_order() -> None:
+    heading = "Monthly ice loss measured at the northern stations of the glacier survey"
+    cells = ["north", "1990", "12.5", "south", "2000", "9.1", "east", "2010", "7.4"]
+    words = _line(heading, 100)
+    for position, cell in enumerate(reversed(cells)):  # in no order either reading recovers
+        words += _line(cell, 120 + 12 * (position % 3), x=90 + 60 * (position // 3))
+    words += _line("north 1990 elsewhere on the page", 600)
+    passage = heading + "\n\n|" + "|".join(cells[:3]) + "|\n|" + "|".join(cells[3:6]) + "|\n|"
+    passage += "|".join(cells[6:]) + "|"
+    located = locate(passage, words)
+    assert located.covered == 1.0
+    assert all(words[index].y0 < 600 for index in located.words)
