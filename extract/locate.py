@@ -241,8 +241,8 @@ def _fill_region(
 ) -> None:
     """Take the words in and next to the region the passage was found in that it holds but
     no order matched (a table read in another order than its Markdown's: by columns, or by
-    rows); each passage word not found yet counts once; the region grows by :data:`REACH_LINES` line
-    heights at a time while it keeps finding them."""
+    rows); each passage word not found yet counts once; the region grows by
+    :data:`REACH_LINES` line heights at a time while it keeps finding them."""
     picked = [words[index] for index, pick in enumerate(chosen) if pick]
     if not picked or all(found):
         return
@@ -251,9 +251,9 @@ def _fill_region(
     x0, y0 = min(word.x0 for word in picked), min(word.y0 for word in picked)
     x1, y1 = max(word.x1 for word in picked), max(word.y1 for word in picked)
     missing: dict[str, list[int]] = {}
-    for index, word in enumerate(wanted):
+    for index, term in enumerate(wanted):
         if not found[index]:
-            missing.setdefault(word, []).append(index)
+            missing.setdefault(term, []).append(index)
     grew = True
     while grew:
         grew = False
