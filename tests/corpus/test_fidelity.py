@@ -76,6 +76,18 @@ def test_mupdf_identifier_in_a_heading_is_whole() -> None:
     assert not any("~~" in line for line in headings)
 
 
+def test_a_figures_table_merged_with_the_prose_beside_it_stays_a_table() -> None:
+    # tracemonkey.pdf p. 8: the layout model took the column of running text left of
+    # Figure 9 for the table's first column; the page is the text layer's, with the table.
+    body = page_body("papers/tracemonkey.pdf", 8)
+    tables = [block for block in body.split("\n\n") if block.startswith("|")]
+
+    assert [table.splitlines()[0] for table in tables] == ["|Tag|JS Type|Description|"]
+    assert "pointer to JSObject handle" in tables[0]
+    assert "Because traces are in SSA form" not in tables[0]
+    assert _fidelity("papers/tracemonkey.pdf", 8).precision >= MIN_PAGE
+
+
 @pytest.mark.parametrize(
     ("path", "phrase"),
     [
