@@ -37,8 +37,11 @@ sys.path.insert(0, str(REPO_DIR))
 from extract import ExtractionError, ExtractionLimits, extract_document  # noqa: E402
 from extract.fidelity import Fidelity, compare, markdown_words, words  # noqa: E402
 from extract.ocr.plausibility import (  # noqa: E402
+    MIN_ENGLISH_STOPWORDS,
     MIN_TOKENS,
+    english_share,
     is_garbage,
+    misread_share,
     odd_share,
     stopword_share,
     tokens,
@@ -112,10 +115,14 @@ def page_fidelity(layer: list[str], markdown: str, ocr_pages: set[int]) -> dict[
 
 def print_layer_statistics(only: list[str]) -> None:
     """Per PDF of the manifest, the word-shape and stopword shares that
-    :mod:`extract.ocr.plausibility` judges a text layer by, and the pages it flags."""
+    :mod:`extract.ocr.plausibility` judges a text layer by, the pages it flags, and the
+    highest misread share of its English pages (judged only over scans by the extractor)."""
     entries: list[dict[str, Any]] = json.loads((CORPUS_DIR / "manifest.json").read_text())
-    print("| document | pages judged | highest odd share | lowest stopword share | flagged |")
-    print("|---|---:|---:|---:|---|")
+    print(
+        "| document | pages judged | highest odd share | lowest stopword share | flagged "
+        "| highest misread share (English pages) |"
+    )
+    print("|---|---:|---:|---:|---|---:|")
     for entry in entries:
         path = entry["path"]
         if not path.endswith(".pdf") or (only and not any(part in path for part in only)):
@@ -132,9 +139,15 @@ def print_layer_statistics(only: list[str]) -> None:
         if not judged:
             continue
         flagged = [number for _, _, number, garbage in judged if garbage]
+        misread = [
+            misread_share(tokens(text))
+            for text in layer
+            if english_share(tokens(text)) >= MIN_ENGLISH_STOPWORDS
+        ]
         print(
             f"| {path} | {len(judged)} | {max(judged)[0]:.2f} | "
-            f"{min(row[1] for row in judged):.2f} | {', '.join(map(str, flagged)) or '–'} |"
+            f"{min(row[1] for row in judged):.2f} | {', '.join(map(str, flagged)) or '–'} | "
+            f"{max(misread, default=0.0):.2f} |"
         )
 
 

@@ -3,9 +3,10 @@
 Per page, in order:
 
 1. PyMuPDF reads the plain text blocks. A page with no text layer (a scan), a
-   garbage one, or one that is a tiny fraction of a mostly-image page is
-   rendered and recognised by OCR (:mod:`extract.ocr`, within its budget; the
-   warnings name the recognised pages). When no page has text after that, or
+   garbage one, a poor OCR layer, or one that is a tiny fraction of a mostly-image
+   page is rendered and recognised by OCR (:mod:`extract.ocr`, within its budget;
+   the warnings name the recognised pages). A garbage layer that recognition does
+   not read is dropped: the page counts as one without text. When no page has text after that, or
    the share of pages still without text is above
    ``limits.max_scanned_fraction`` ("most pages are scans"), the whole document
    is refused with :class:`ScannedPdfError`, saying why recognition did not
@@ -61,6 +62,7 @@ from extract.markdown import assemble_pages
 from extract.markdown import page_ranges as _page_ranges
 from extract.ocr import (
     MIN_TEXT_CHARS,
+    UNUSABLE,
     OcrEngine,
     OcrReason,
     OcrResult,
@@ -90,6 +92,9 @@ __all__ = [
 
 LAYOUT_KEEP_RATIO = 0.5
 """pymupdf4llm output with fewer letters/digits than this share of the plain text is discarded."""
+
+_NO_TEXT: frozenset[OcrReason | None] = frozenset({"no_text", *UNUSABLE})
+"""Pages without text of their own unless recognition reads them."""
 
 _PICTURE_TEXT_MARKERS = re.compile(r"<!-- (Start|End) of picture text -->\n?")
 
@@ -254,12 +259,12 @@ def _check_scans(
         raise ScannedPdfError(
             len(scanned),
             page_count,
-            f"This PDF is a scan: {len(scanned)} of {page_count} pages have no text layer, "
-            f"and {why}",
+            f"This PDF is a scan: {len(scanned)} of {page_count} pages have no text layer "
+            f"(or one that is not text), and {why}",
         )
     return [
-        f"{len(scanned)} of {page_count} pages have no text layer (scanned images) and are not "
-        f"searchable ({why}): page {_numbers(scanned)}"
+        f"{len(scanned)} of {page_count} pages have no text layer (scanned images, or a layer "
+        f"that is not text) and are not searchable ({why}): page {_numbers(scanned)}"
     ]
 
 
@@ -363,7 +368,8 @@ class PdfPart:
     start: int
     bodies: tuple[str, ...]
     scanned: tuple[int, ...] = ()
-    """Pages without a text layer that recognition did not read (left out ones included)."""
+    """Pages without a text layer, or with one that is not text, that recognition did not
+    read (left out ones included)."""
     ocr: OcrResult = field(default_factory=OcrResult)
     """What recognition made of this part's pages without usable text."""
     unreadable: tuple[int, ...] = ()
@@ -445,7 +451,7 @@ def extract_pdf_part(
         )
         recognition.over_page_budget.extend(sorted(set(reasons) & set(ocr_left_out)))
         recognised = recognition.texts
-        unread = [i for i, reason in reasons.items() if reason == "no_text" and i not in recognised]
+        unread = [i for i, reason in reasons.items() if reason in _NO_TEXT and i not in recognised]
         if whole:
             _check_scans(
                 _scans(unread, recognition),
@@ -463,7 +469,7 @@ def extract_pdf_part(
             if index in recognised:
                 bodies.append(recognised[index])
                 continue  # counted when it was recognised
-            if page.error or reasons.get(index) == "no_text":
+            if page.error or reasons.get(index) in _NO_TEXT:
                 bodies.append("")
             else:
                 bodies.append(layout.render(index, page))

@@ -17,9 +17,10 @@ from bench.fidelity import (
     text_layer_pages,
     text_pdfs,
 )
-from extract import ExtractionLimits, extract_document
+from extract import ExtractionLimits, OcrOptions, ScannedPdfError, extract_document
 from extract.fidelity import Fidelity, compare, markdown_words, words
-from extract.ocr.plausibility import is_garbage
+from extract.ocr.plausibility import is_garbage, is_misread
+from extract.pdf import extract_pdf, extract_pdf_part
 from tests.support.corpus_pages import extracted, page_body, text_layer
 from tests.support.paths import CORPUS_DIR
 
@@ -113,6 +114,33 @@ def test_a_latin_lookalike_garbage_layer_is_detected_and_recognised_again() -> N
     assert part.implausible == (0,)
     assert 0 in part.ocr.texts  # recognised instead of its text layer
     assert "HoMep" not in part.bodies[0]
+
+
+def test_a_layer_without_a_character_map_is_not_searchable_when_ocr_cannot_read_it() -> None:
+    # TAMReview.pdf pp. 2-22: fonts without a character map give control characters; with
+    # OCR off (or past its budget) the page was indexed as that garbage.
+    data = (CORPUS_DIR / "papers/TAMReview.pdf").read_bytes()
+    limits = ExtractionLimits(timeout_seconds=600, ocr=OcrOptions(engine="off"))
+
+    part = extract_pdf_part(data, limits, range(0, 4))
+
+    assert part.bodies[1:] == ("", "", "")
+    assert part.scanned == (1, 2, 3)
+    assert "Technology Acceptance Model" in part.bodies[0]
+    with pytest.raises(ScannedPdfError, match=r"not text\), and text recognition \(OCR\) is"):
+        extract_pdf(data, limits)
+
+
+def test_a_poor_ocr_layer_over_a_scan_is_read_again() -> None:
+    path = "scanned_ocr_layer/pdf-with-ocr-text.pdf"
+    assert is_misread(text_layer(path, 1))
+
+    part = extracted(path, 1, 1)
+
+    assert 0 in part.ocr.texts
+    body = part.bodies[0]
+    assert "California and Haaiian Sugar Refining Corporation, Ltd. accepting membership" in body
+    assert "aieiabership" not in body and "esffiteersftip" not in body
 
 
 GOOD_LAYERS = [
