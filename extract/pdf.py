@@ -62,7 +62,6 @@ from extract.markdown import assemble_pages
 from extract.markdown import page_ranges as _page_ranges
 from extract.ocr import (
     MIN_TEXT_CHARS,
-    UNUSABLE,
     OcrEngine,
     OcrReason,
     OcrResult,
@@ -73,6 +72,7 @@ from extract.ocr import (
     recognise_pages,
     render_pdf_page,
 )
+from extract.ocr import UNUSABLE as _UNUSABLE
 from extract.reconcile import reconcile
 from extract.restructure import with_layout_structure
 from extract.simple_page import needs_layout, simple_markdown
@@ -93,7 +93,7 @@ __all__ = [
 LAYOUT_KEEP_RATIO = 0.5
 """pymupdf4llm output with fewer letters/digits than this share of the plain text is discarded."""
 
-_NO_TEXT: frozenset[OcrReason | None] = frozenset({"no_text", *UNUSABLE})
+_NO_TEXT: frozenset[OcrReason | None] = frozenset({"no_text", *_UNUSABLE})
 """Pages without text of their own unless recognition reads them."""
 
 _PICTURE_TEXT_MARKERS = re.compile(r"<!-- (Start|End) of picture text -->\n?")

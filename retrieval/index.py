@@ -149,7 +149,7 @@ class ChunkIndex:
         weights: Counter[int] = Counter()
         unknown: int | None = None
         for number, tokenizer in enumerate(tokenizers):
-            terms = tokenizer.query_terms(query)
+            terms = self.language_query_terms(query, tokenizer.language)
             if number == 0:
                 first = terms
             looked_up = {term: tokenizer.term_id(term) for term in terms}
@@ -158,6 +158,19 @@ class ChunkIndex:
             missing = sum(1 for term_id in looked_up.values() if term_id is None)
             unknown = missing if unknown is None else min(unknown, missing)
         return QueryTerms(first, list(weights.elements()), unknown or 0)
+
+    def language_query_terms(self, query: str, language: str) -> list[str]:
+        """The query's terms as documents of ``language`` are matched with.
+
+        Under another language than the default one the default language's stopwords and
+        question words (``function_words``) are dropped as well: a question in the default language ("what is the catalog number")
+        would otherwise match, through "what", "is", "the", the stray passages in that
+        language of a document in another (a French paper's English summary), where those
+        words are rare and so weigh the most."""
+        tokenizer = self.tokenizer_for(language)
+        if tokenizer.language == self.tokenizer.language:
+            return tokenizer.query_terms(query)
+        return tokenizer.query_terms(query, also_stopwords=self.tokenizer.function_words)
 
     def key(self, ref: DocumentRef | SourceDocument) -> CacheKey:
         return (ref.id, ref.content_hash, *self._config)

@@ -194,7 +194,9 @@ def _marked(
 ) -> tuple[str, ...]:
     """The words of a hit a reader should see marked, in its document's own language."""
     tokenizer = index.tokenizer_for(document.language)
-    return matched_words(tokenizer, chunk.text, tokenizer.query_terms(query))
+    return matched_words(
+        tokenizer, chunk.text, index.language_query_terms(query, document.language)
+    )
 
 
 class _AnswerSpans:

@@ -100,6 +100,13 @@ _STOPWORDS: dict[str, Iterable[str]] = {
     "turkish": bm25s.stopwords.STOPWORDS_TURKISH,
 }
 
+_INTERROGATIVES: dict[str, str] = {
+    "english": "what which who whom whose when where why how whether",
+    "porter": "what which who whom whose when where why how whether",
+}
+"""Question words a language's stopword list lacks (bm25s keeps *what*, *who*, *how*...):
+function words of a question, though a passage may use them as words."""
+
 
 def fold_accents(word: str) -> str:
     """Drop combining marks that follow a Latin letter (``"Ça"`` → ``"Ca"``)."""
@@ -234,6 +241,12 @@ class Tokenizer:
             fold_accents(unicodedata.normalize("NFKC", word).casefold())
             for word in _STOPWORDS.get(self.language, ())
         )
+        self.function_words = self.stopwords | frozenset(
+            _INTERROGATIVES.get(self.language, "").split()
+        )
+        """Its stopwords and question words: what a question in this language says besides
+        its content (dropped from the query by other languages' tokenizers, see
+        :meth:`query_terms`)."""
         self.folds_spelling = self.language in _SPELLING_FOLDED
         self.folds_derivation = derivation and self.stems and self.language in _DERIVED
         stemming = "stem" if self.stems else "nostem"
@@ -265,9 +278,12 @@ class Tokenizer:
         """Terms of a passage, in order, repeats kept (term frequency matters)."""
         return self._analyse(text, cjk_unigrams=True)
 
-    def query_terms(self, text: str) -> list[str]:
-        """Terms of a query, in order, repeats kept (a repeated word weighs more)."""
-        return self._analyse(text, cjk_unigrams=False)
+    def query_terms(self, text: str, *, also_stopwords: frozenset[str] = frozenset()) -> list[str]:
+        """Terms of a query, in order, repeats kept (a repeated word weighs more).
+
+        ``also_stopwords`` (folded as :attr:`stopwords` are) are dropped too: another
+        language's function words, when the query may be written in that language."""
+        return self._analyse(text, cjk_unigrams=False, also_stopwords=also_stopwords)
 
     def document_term_ids(self, text: str) -> list[int]:
         """Ids of :meth:`document_terms`, numbering new terms."""
@@ -300,9 +316,13 @@ class Tokenizer:
                 ids.append(term_id)
         return ids
 
-    def _analyse(self, text: str, *, cjk_unigrams: bool) -> list[str]:
+    def _analyse(
+        self, text: str, *, cjk_unigrams: bool, also_stopwords: frozenset[str] = frozenset()
+    ) -> list[str]:
         text, has_cjk = _normalise(text)
         words = _words(text, has_cjk)
+        if also_stopwords:
+            words = [word for word in words if fold_accents(word) not in also_stopwords]
         plain = list({w for w in words if not (has_cjk and _CJK_RE.match(w))})
         term_of = dict(zip(plain, self._terms_of(plain), strict=True))
         terms: list[str] = []

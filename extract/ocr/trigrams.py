@@ -19,7 +19,7 @@ import json
 from functools import cache
 from pathlib import Path
 
-__all__ = ["TABLE", "english_trigrams", "unlisted", "word_trigrams"]
+__all__ = ["TABLE", "english_trigrams", "main", "unlisted", "word_trigrams"]
 
 TABLE = Path(__file__).with_name("english_trigrams.txt")
 

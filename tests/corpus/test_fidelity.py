@@ -143,6 +143,23 @@ def test_a_poor_ocr_layer_over_a_scan_is_read_again() -> None:
     assert "aieiabership" not in body and "esffiteersftip" not in body
 
 
+def test_filled_form_values_are_in_the_text_once() -> None:
+    # widgettest.pdf: the list box's choice, Potsdam, is scrolled out of view; its text
+    # field's value is on the page already. cms-etc-filled.pdf: the chosen radio buttons'
+    # values are the labels printed beside them (one with words the page does not print).
+    widgets = page_body("forms/widgettest.pdf", 1)
+    cms = page_body("forms/cms-etc-filled.pdf", 1)
+    acro = page_body("forms/AcroForm_TEST.pdf", 1)
+
+    assert widgets.count("Potsdam") == 1 and widgets.count("Times-Roman") == 1
+    assert cms.count("The provider or supplier is unable to file a claim") == 1
+    assert cms.count("Durable Medical Equipment, Prosthetics, Orthotics and Supplies") == 1
+    assert "Addresses to mail your Claim form" not in cms
+    assert "111" not in acro and "fff" not in acro  # export values; the page shows 1 and f
+    for path in ("forms/widgettest.pdf", "forms/cms-etc-filled.pdf"):
+        assert _fidelity(path, 1).precision == 1.0
+
+
 GOOD_LAYERS = [
     "non_latin/chinese-tables.pdf",
     "non_latin/korean-text-with-tables.pdf",
