@@ -37,6 +37,7 @@ sys.path.insert(0, str(REPO_DIR))
 from extract import ExtractionError, ExtractionLimits, extract_document  # noqa: E402
 from extract.fidelity import Fidelity, compare, markdown_words, words  # noqa: E402
 from extract.form_fields import page_form_values  # noqa: E402
+from extract.lam_alef import apply_fixes, lam_alef_fixes  # noqa: E402
 from extract.ocr.plausibility import (  # noqa: E402
     MIN_ENGLISH_STOPWORDS,
     MIN_TOKENS,
@@ -72,8 +73,10 @@ def text_pdfs(max_pages: int | None = None) -> list[str]:
 def page_text_layer(page: Any) -> str:
     """A PyMuPDF page's text layer as the extractor reads it: its text blocks, in order
     (``get_text("blocks")``, as :func:`extract.ocr.describe_pdf_page` joins them), and the
-    values of its filled form fields that it does not show (:mod:`extract.form_fields`)."""
+    values of its filled form fields that it does not show (:mod:`extract.form_fields`),
+    with Arabic lam-alef ligatures in their logical order (:mod:`extract.lam_alef`)."""
     layer = "\n".join(str(block[4]) for block in page.get_text("blocks") if block[6] == 0)
+    layer = apply_fixes(layer, lam_alef_fixes(page, layer))
     return "\n".join([layer, *page_form_values(page, layer)])
 
 

@@ -31,6 +31,10 @@ Per page, in order:
    reported in ``warnings``).
    Vertical CJK pages (:mod:`extract.vertical`) skip layout analysis and are read
    column by column, right to left.
+4. Arabic lam-alef ligatures that MuPDF reads back to front are put in their logical
+   order in every rendering of the page (:mod:`extract.lam_alef`).
+5. The values of filled form fields that the page does not show (a choice scrolled
+   out of its list box) are appended to it, once each (:mod:`extract.form_fields`).
 
 Long PDFs are read in parallel parts (:mod:`extract.pdf_ranges`, driven by
 :class:`extract.sandbox.SandboxPool`): :func:`survey_pdf` checks the document as a
@@ -58,6 +62,8 @@ from extract.errors import (
     ScannedPdfError,
 )
 from extract.fidelity import join_hyphenated
+from extract.form_fields import page_form_values
+from extract.lam_alef import apply_fixes, lam_alef_fixes
 from extract.markdown import assemble_pages
 from extract.markdown import page_ranges as _page_ranges
 from extract.ocr import (
@@ -111,6 +117,11 @@ class _PlainPage:
     layer: TextLayer | None = None
     vertical: bool = False
     """Vertical CJK writing, read column by column (no layout analysis)."""
+    form_values: list[str] = field(default_factory=list)
+    """Filled form fields' values the page does not show (:mod:`extract.form_fields`)."""
+    fixes: dict[str, str] = field(default_factory=dict)
+    """Words whose lam-alef ligatures MuPDF reversed, and their fixed forms
+    (:mod:`extract.lam_alef`), for every rendering of the page."""
 
     @property
     def markdown(self) -> str:
@@ -134,6 +145,9 @@ def _read_plain(document: Any, index: int) -> _PlainPage:
     try:
         page = document[index]
         blocks = page.get_text("blocks")
+        fixes = lam_alef_fixes(page, "\n".join(str(b[4]) for b in blocks if b[6] == 0))
+        if fixes:
+            blocks = [(*b[:4], apply_fixes(str(b[4]), fixes), *b[5:]) for b in blocks]
         has_images = bool(page.get_images()) or any(block[6] == 1 for block in blocks)
         layer = describe_pdf_page(page, blocks)
         vertical = is_vertical(blocks)
@@ -141,6 +155,7 @@ def _read_plain(document: Any, index: int) -> _PlainPage:
             paragraphs = vertical_paragraphs(page)
         else:
             paragraphs = [" ".join(join_hyphenated(b[4]).split()) for b in blocks if b[6] == 0]
+        form_values = page_form_values(page, layer.text)
     except Exception as exc:
         return _PlainPage([], has_images=False, error=_page_error(exc))
     return _PlainPage(
@@ -149,6 +164,8 @@ def _read_plain(document: Any, index: int) -> _PlainPage:
         layer=layer,
         vertical=vertical,
         blocks=blocks,
+        form_values=form_values,
+        fixes=fixes,
     )
 
 
@@ -325,7 +342,7 @@ class _LayoutPass:
             self.over_budget.append(index)
             return plain.markdown
         try:
-            markdown = _layout_markdown(self._document, index)
+            markdown = apply_fixes(_layout_markdown(self._document, index), plain.fixes)
         except Exception as exc:
             self.failed.append(index)
             self.first_failure = self.first_failure or (str(exc) or type(exc).__name__)
@@ -353,7 +370,7 @@ class _LayoutPass:
             return None
         self._body_sizes[simple.body] += 1
         self.simple.append(index)
-        return simple.markdown
+        return apply_fixes(simple.markdown, plain.fixes)
 
 
 @dataclass(frozen=True)
@@ -472,7 +489,7 @@ def extract_pdf_part(
             if page.error or reasons.get(index) in _NO_TEXT:
                 bodies.append("")
             else:
-                bodies.append(layout.render(index, page))
+                bodies.append("\n\n".join([layout.render(index, page), *page.form_values]))
             page_done()
     return PdfPart(
         page_count=page_count,

@@ -160,6 +160,17 @@ def test_filled_form_values_are_in_the_text_once() -> None:
         assert _fidelity(path, 1).precision == 1.0
 
 
+def test_arabic_lam_alef_ligatures_read_in_their_logical_order() -> None:
+    # right_to_left_01.pdf: MuPDF gives "اإلنتاجية" for الإنتاجية, "خالل" for خلال.
+    body = page_body("non_latin/right_to_left_01.pdf", 1)
+
+    for written in ("الإنتاجية", "المشكلات", "خلال", "الأدوات", "تحليلات", "الآلي"):
+        assert written in body
+    for misread in ("اإلنتاجية", "المشكالت", "خالل", "األدوات"):
+        assert misread not in body
+    assert _fidelity("non_latin/right_to_left_01.pdf", 1).recall == 1.0
+
+
 GOOD_LAYERS = [
     "non_latin/chinese-tables.pdf",
     "non_latin/korean-text-with-tables.pdf",
