@@ -40,6 +40,9 @@ logger = logging.getLogger(__name__)
 READY_CHANNEL = "shortlist_document_ready"
 #: Seconds between two writes of a document's extraction progress (pages done / total).
 PROGRESS_INTERVAL_SECONDS = 1.0
+#: Seconds between looks for the first progress report, written as soon as it arrives so that
+#: even a document read in under :data:`PROGRESS_INTERVAL_SECONDS` shows its pages being read.
+FIRST_PROGRESS_POLL_SECONDS = 0.05
 
 
 class Outcome(NamedTuple):
@@ -155,12 +158,15 @@ class LatestProgress:
 
 
 async def _record_progress(runtime: Runtime, document_id: UUID, latest: LatestProgress) -> None:
-    """Write the newest progress every :data:`PROGRESS_INTERVAL_SECONDS` until cancelled."""
+    """Write the first progress as soon as it is reported, then the newest every
+    :data:`PROGRESS_INTERVAL_SECONDS`, until cancelled."""
+    interval = FIRST_PROGRESS_POLL_SECONDS
     while True:
-        await anyio.sleep(PROGRESS_INTERVAL_SECONDS)
+        await anyio.sleep(interval)
         progress = latest.take()
         if progress is None:
             continue
+        interval = PROGRESS_INTERVAL_SECONDS
         try:
             async with connection(runtime.pool) as conn:
                 await execute(

@@ -57,7 +57,7 @@ async def test_the_worker_hands_documents_to_its_waiting_extraction_process(
 async def test_a_long_pdf_being_extracted_shows_its_pages_done(db_url: str, tmp_path: Path) -> None:
     import anyio
 
-    pages = 12
+    pages = 40
     settings = make_settings(
         db_url,
         tmp_path / "data",
@@ -78,7 +78,7 @@ async def test_a_long_pdf_being_extracted_shows_its_pages_done(db_url: str, tmp_
                 seen.append(body["progress"])
             if body["status"] in ("ready", "error"):
                 break
-            await anyio.sleep(0.1)
+            await anyio.sleep(0.02)
 
     assert body["status"] == "ready" and body["page_count"] == pages, body
     assert body["progress"] is None, "a settled document has no progress"
