@@ -85,3 +85,20 @@ def ranking_note(ranking: Ranking, reranker: str, *, scored: int, candidates: in
             "the rest in BM25 order (still warming; results may improve)"
         )
     return "BM25 order" if reranker == "none" else f"BM25 order ({reranker} did not rank)"
+
+
+NO_SEARCHABLE_WORDS = "the query has no searchable words (only stopwords or punctuation)"
+NO_PASSAGE_HAS_A_WORD = "no passage contains any of the query's words"
+
+
+def no_match_note(reranker: str | None, *, shown: bool, query_has_words: bool = True) -> str:
+    """What a search in which no passage holds a word of the query says, in the words every
+    door shows: nothing is shown (no word, and no reranker score, put a passage forward), or
+    the passages shown are the reranker's closest, in its order (``reranker`` scored them),
+    or they were picked another way (a document-level question's sections)."""
+    said = NO_PASSAGE_HAS_A_WORD if query_has_words else NO_SEARCHABLE_WORDS
+    if not shown:
+        return f"{said}, so no passage is shown"
+    if reranker is not None:
+        return f"{said}; the passages shown are the closest {reranker} found, in its order"
+    return said

@@ -14,7 +14,7 @@ from retrieval.answer_spans import (
     term_weights,
     weighed_terms,
 )
-from retrieval.citations import hit, near_copy, sources
+from retrieval.citations import hit, near_copy, no_match_note, sources
 from retrieval.comparison import balance_sides, comparison_sides
 from retrieval.document_questions import (
     SECTION_DOCUMENTS,
@@ -57,8 +57,6 @@ MAX_QUERY_CHARS = 2000
 DEFAULT_TOP_K = 8
 DEFAULT_RERANK_TIMEOUT = 10.0
 
-NO_TERMS_WARNING = "the query has no searchable words (only stopwords or punctuation)"
-NO_MATCH_WARNING = "no query term occurs in these documents; results are in document order"
 NO_TEXT_WARNING = "the searched documents contain no text"
 
 
@@ -122,9 +120,13 @@ def search(
         rerank=time.perf_counter() - shortlisted,
     )
     order, scores, warnings = _final_order(reranker.name, reranked, candidates)
-    if not (reranked.reranked and not warnings):
-        # In BM25 order a passage sharing no query term is filler, not an answer.
-        order = [i for i in order if candidates[i].bm25 > 0 or i in sections]
+    ran_clean = reranked.reranked and not warnings
+    unscored = set(reranked.unscored) if ran_clean else set(range(len(candidates)))
+    # A passage that shares no query word and that the reranker did not score is filler, not an
+    # answer: shown only when a query word (BM25), the reranker or a section question put it
+    # forward. With no word matched and no score, nothing is shown (and the warning says so).
+    order = [i for i in order if candidates[i].bm25 > 0 or i in sections or i not in unscored]
+    by_reranker = any(i not in unscored and candidates[i].bm25 == 0 for i in order)
     relevance = _relevance(reranked, candidates)
     densities = [
         indexed[entry.document].reference_density[entry.ordinal] for entry in picked.entries
@@ -176,7 +178,13 @@ def search(
         reranker=reranker.name,
         reranked=reranked.reranked and not warnings,
         warnings=(
-            *_shortlist_warnings(picked, query_terms, bool(indexed)),
+            *_shortlist_warnings(
+                picked,
+                query_terms,
+                bool(indexed),
+                reranker=reranker.name if by_reranker else None,
+                shown=bool(hits),
+            ),
             *reranked.warnings,
             *warnings,
         ),
@@ -385,7 +393,12 @@ def _final_order(
 
 
 def _shortlist_warnings(
-    picked: Shortlist, query_terms: Sequence[str], any_documents: bool
+    picked: Shortlist,
+    query_terms: Sequence[str],
+    any_documents: bool,
+    *,
+    reranker: str | None,
+    shown: bool,
 ) -> tuple[str, ...]:
     if not any_documents:
         return ()
@@ -393,11 +406,7 @@ def _shortlist_warnings(
         return (NO_TEXT_WARNING,)
     if not picked.no_term_matched:
         return ()
-    warning = (
-        f"{NO_TERMS_WARNING}; results are in document order"
-        if not query_terms
-        else NO_MATCH_WARNING
-    )
-    if not picked.exhaustive:
+    warning = no_match_note(reranker, shown=shown, query_has_words=bool(query_terms))
+    if shown and not picked.exhaustive:
         warning += f"; only the first {len(picked.entries)} of {picked.total} passages were read"
     return (warning,)

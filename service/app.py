@@ -34,6 +34,7 @@ from service.panel.session_routes import SessionController
 from service.panel.views import panel_router
 from service.runtime import Runtime, build_blob_store, open_runtime
 from service.services import uploads
+from service.services.url_fetch import Resolver, system_resolver
 from service.settings import Settings, get_settings
 from service.storage.blobs import BlobStore, LocalBlobStore
 from service.storage.blobs.local_routes import local_blob_router
@@ -45,10 +46,12 @@ def create_app(
     settings: Settings | None = None,
     *,
     on_start: Callable[[Runtime], Awaitable[None]] | None = None,
+    resolve: Resolver = system_resolver,
 ) -> Litestar:
     """A new Shortlist ASGI app; nothing is opened until its lifespan starts.
 
-    ``on_start`` runs once the runtime is open (``shortlist serve`` greets a first run there).
+    ``on_start`` runs once the runtime is open (``shortlist serve`` greets a first run there);
+    ``resolve`` is how URL imports look host names up (the system's; tests pass a slow one).
     """
     settings = settings or get_settings()
     blobs = build_blob_store(settings)
@@ -56,7 +59,10 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        async with open_runtime(settings, blobs=blobs) as runtime, _background_tasks(runtime):
+        async with (
+            open_runtime(settings, blobs=blobs, resolve=resolve) as runtime,
+            _background_tasks(runtime),
+        ):
             app.state.runtime = runtime
             if on_start is not None:
                 await on_start(runtime)

@@ -23,7 +23,7 @@ A subclass's docstring is its default message::
     │   ├── UserExists, ProjectExists, DuplicateDocumentName, DocumentNotReady, UploadAlreadyUsed
     │   └── DocumentRequestAlreadyApproved, TooManyDocumentRequests, SyncPathTaken
     ├── UploadRefused (4xx: 413 too large, 415 type, 400 file not in the store)
-    ├── UrlRefused (4xx: 400 not allowed, 422 unreachable, 413 too large, 415 type)
+    ├── UrlRefused (4xx: 400 not allowed, 422 unreachable, 413 too large, 415 type or encoding)
     ├── RateLimited (429)
     ├── ServiceUnavailable (503)
     │   ├── DatabaseUnavailable
@@ -276,6 +276,14 @@ class UrlUnsupportedType(UrlRefused):
 
     status = 415
     code = "url_unsupported_type"
+
+
+class UrlUnsupportedEncoding(UrlRefused):
+    """The address compressed the document in a way Shortlist does not decode (nested, or
+    not gzip or deflate)."""
+
+    status = 415
+    code = "url_unsupported_encoding"
 
 
 class PortInUse(InvalidRequest):

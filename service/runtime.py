@@ -21,6 +21,7 @@ from service.jobs import Jobs
 from service.services.extraction import sandbox_pool
 from service.services.rate_limit import RateLimiter
 from service.services.search import SearchEngine
+from service.services.url_fetch import Resolver, system_resolver
 from service.settings import Settings
 from service.storage.blobs import BlobStore, open_blob_store
 from service.storage.db import DatabaseLocation, Pool, create_pool, locate_database
@@ -47,6 +48,7 @@ class Runtime:
         jobs: Jobs,
         search: SearchEngine,
         sandboxes: SandboxPool,
+        resolve: Resolver = system_resolver,
     ) -> None:
         self.settings = settings
         self.database = database
@@ -56,6 +58,8 @@ class Runtime:
         self.search = search
         self.sandboxes = sandboxes
         """Extraction processes; spares start with the first worker or extraction."""
+        self.resolve = resolve
+        """How URL imports look host names up (the system's resolver, called in a thread)."""
         self.search_limiter = RateLimiter(settings.server.search_rate_per_minute)
         self.upload_limiter = RateLimiter(settings.server.upload_rate_per_minute)
 
@@ -118,6 +122,7 @@ async def open_runtime(
     blobs: BlobStore | None = None,
     background: bool = True,
     score_every_candidate: bool = False,
+    resolve: Resolver = system_resolver,
 ) -> AsyncIterator[Runtime]:
     """Locate (or start) the database, migrate it, open pool and queue; undo all of it on exit.
 
@@ -126,6 +131,7 @@ async def open_runtime(
     ``background=False`` is for one-shot commands: the search caches are not
     warmed in the background, so the process exits as soon as its work is done;
     ``score_every_candidate`` is :class:`SearchEngine`'s (one-shot commands set it).
+    ``resolve`` looks host names up for URL imports (tests pass a slow one).
     """
     database = locate_database(settings)
     try:
@@ -147,6 +153,7 @@ async def open_runtime(
                 jobs=jobs,
                 search=search,
                 sandboxes=sandboxes,
+                resolve=resolve,
             )
         finally:
             sandboxes.close()

@@ -157,7 +157,8 @@ class SearchResponse(Struct):
         msgspec.Meta(
             description=(
                 "False when none of the query's words occurs in the searched documents: the "
-                "results are then only the closest the ranking could find."
+                "results are then only what the reranker scored closest (in its order), or "
+                "none when it scored nothing; the warnings say which."
             )
         ),
     ]

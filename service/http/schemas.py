@@ -15,6 +15,7 @@ from service.records import Project as ProjectRecord
 from service.services.documents import failure_of
 from service.services.filenames import MAX_NAME_LENGTH
 from service.services.health import Probe
+from service.services.synced_files import MAX_FILE_NUMBER, MAX_SYNC_PATH_LENGTH
 from service.shapes import DocumentName as DocumentName
 from service.shapes import Struct as Struct
 
@@ -142,7 +143,10 @@ class UploadRequest(Struct):
     ] = None
 
 
-SyncPath = Annotated[str, msgspec.Meta(min_length=1, max_length=4096)]
+SyncPath = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_SYNC_PATH_LENGTH)]
+"""A synced file's path; the rest of the rule is :mod:`service.services.synced_files`'s."""
+FileNumber = Annotated[int, msgspec.Meta(ge=0, le=MAX_FILE_NUMBER)]
+"""A synced file's size or modification time (ns)."""
 
 
 class SyncedFileBody(Struct):
@@ -152,8 +156,8 @@ class SyncedFileBody(Struct):
     """Where the file is under the synced folder, ``/``-separated."""
     sha256: Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")] | None
     """The SHA-256 of the original's bytes (hex)."""
-    size: Annotated[int, msgspec.Meta(ge=0)] | None
-    mtime_ns: int | None
+    size: FileNumber | None
+    mtime_ns: FileNumber | None
 
     @classmethod
     def from_record(cls, record: SyncedFile | None) -> SyncedFileBody | None:
@@ -218,8 +222,8 @@ class SyncFollow(Struct):
 
     path: SyncPath
     name: FileName
-    size: Annotated[int, msgspec.Meta(ge=0)] | None = None
-    mtime_ns: int | None = None
+    size: FileNumber | None = None
+    mtime_ns: FileNumber | None = None
 
 
 class DocumentError(Struct):

@@ -28,6 +28,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from service.errors import NotAuthenticated, ShortlistError
 from service.http.auth import bearer_token, principal_for_token
+from service.mcp.body_limit import BodyLimit, request_body_limit
 from service.mcp.caller import Caller
 from service.mcp.server import build_server
 from service.settings import Settings
@@ -44,11 +45,13 @@ class McpHttp:
 
     def __init__(self, settings: Settings) -> None:
         self.server = build_server(caller_from_request, settings)
+        self.body_limit = BodyLimit(settings)
         self.server.streamable_http_app(
             streamable_http_path=PATH,
             stateless_http=True,
             json_response=True,
             transport_security=transport_security(settings),
+            max_request_body_size=request_body_limit(settings),
         )
         self.session_manager = self.server.session_manager
 
@@ -65,13 +68,18 @@ class McpHttp:
         return mcp_endpoint
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Authenticate, then let the SDK's transport answer (it checks Host and Origin)."""
+        """Authenticate, refuse a body over the size limit (as a JSON-RPC error), then let the
+        SDK's transport answer (it checks Host and Origin)."""
         runtime = scope["app"].state.runtime
         try:
             principal = await principal_for_token(runtime, bearer_token(Headers.from_scope(scope)))
         except ShortlistError as error:
             await send_error(send, error)
             return
+        if self.body_limit.declared_too_large(scope):
+            await self.body_limit.refuse(receive, send)
+            return
+        receive, send = self.body_limit.guard(receive, send)
         scope[CALLER_SCOPE_KEY] = Caller(runtime, principal)  # type: ignore[literal-required]
         await self.session_manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
 

@@ -11,7 +11,7 @@ import textwrap
 from collections.abc import Sequence
 
 from retrieval import SearchResult
-from retrieval.citations import near_copies_note, ranking_note
+from retrieval.citations import near_copies_note, no_match_note, ranking_note
 from service.records import Document, Project
 from service.services.documents import ocr_note, unsearchable_reason
 from service.services.mentions import Mentions
@@ -63,10 +63,8 @@ def _search_body(project: Project, query: str, result: SearchResult) -> str:
                 "Call list_documents to see their status."
             )
         if result.no_term_matched:
-            return (
-                f"None of the query's words occur in the documents of project {project.name!r}, "
-                f"so no passage matches {query!r}. {RETRY_HINT}"
-            )
+            said = no_match_note(None, shown=False)
+            return f"In project {project.name!r}, {said} ({query!r}). {RETRY_HINT}"
         return f"No passage in project {project.name!r} matches {query!r}. {RETRY_HINT}"
     order = ranking_note(
         result.ranking, result.reranker, scored=result.scored, candidates=result.candidates
@@ -84,10 +82,8 @@ def _search_body(project: Project, query: str, result: SearchResult) -> str:
             f"best first ({order})."
         ]
     if result.no_term_matched:
-        lines.append(
-            "None of the query's words occur in the documents: these passages are only the "
-            f"closest the ranking could find and may not answer the question. {RETRY_HINT}"
-        )
+        said = no_match_note(result.reranker if result.reranked else None, shown=True)
+        lines.append(f"{said[0].upper()}{said[1:]}: they may not answer the question. {RETRY_HINT}")
     for number, hit in enumerate(result.hits, start=1):
         lines.append("")
         heading = f" — {hit.heading}" if hit.heading else ""

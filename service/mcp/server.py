@@ -25,6 +25,7 @@ from service import __version__
 from service.errors import NotFound, ShortlistError
 from service.mcp import tools
 from service.mcp.arguments import ArgumentShapeCheck, invalid_arguments
+from service.mcp.body_limit import add_document_limit_sentence
 from service.mcp.caller import Caller
 from service.mcp.tools import MAX_READ_CHARS
 from service.services.document_requests import MAX_REASON_CHARS, MAX_TITLE_CHARS
@@ -200,7 +201,9 @@ def build_server(caller_of: CallerLookup, settings: Settings) -> MCPServer[Any]:
         wanted = [terms] if isinstance(terms, str) else terms
         return await tools.find_mentions(caller_of(ctx), wanted, project=project, match=match)
 
-    @server.tool(name="add_document", description=ADD_DESCRIPTION, annotations=WRITES)
+    add_description = f"{ADD_DESCRIPTION} {add_document_limit_sentence(settings)}"
+
+    @server.tool(name="add_document", description=add_description, annotations=WRITES)
     async def add_document(
         name: Annotated[str, Field(description='Document name, e.g. "meeting-notes.md".')],
         content: Annotated[str, Field(description="The document's text: Markdown or plain.")],

@@ -256,9 +256,10 @@ async def import_url(
 ) -> CallToolResult:
     async with connection(caller.runtime.pool) as conn:
         target = await resolve_project(conn, caller, project)
-        document = await imports_service.import_url(
-            caller.runtime, conn, caller.principal, project_id=target.id, url=url, filename=filename
-        )
+    # The address's DNS lookup holds no connection; the import takes one after it.
+    document = await imports_service.import_url(
+        caller.runtime, caller.principal, project_id=target.id, url=url, filename=filename
+    )
     structured = {
         "project": {"id": str(target.id), "name": target.name},
         "document": document_entry(document),

@@ -5,8 +5,8 @@ anything (an assistant's address is only remembered, not checked against the net
 caps every field, joins a pending request with the same title instead of logging a twin, and
 refuses a new title once the project holds ``requests.max_pending_per_project`` pending ones.
 The owner sees them (:func:`list_requests`) and approves one with an address
-(:func:`approve_request`), which runs :func:`service.services.imports.import_url` — every
-check of a URL import applies to it.
+(:func:`approve_request`), which runs the checks and the insert of
+:func:`service.services.imports.import_url` — every check of a URL import applies to it.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from service.records import Document, DocumentRequest, Principal
 from service.services import imports, projects, scopes
 from service.services.filenames import unsafe_characters
 from service.services.url_fetch import MAX_URL_LENGTH
-from service.storage.db import Connection, execute, fetch_all, fetch_one
+from service.storage.db import Connection, connection, execute, fetch_all, fetch_one
 
 if TYPE_CHECKING:
     from service.runtime import Runtime
@@ -136,7 +136,6 @@ class Approved(NamedTuple):
 
 async def approve_request(
     runtime: Runtime,
-    conn: Connection,
     principal: Principal,
     *,
     project_id: UUID,
@@ -146,35 +145,42 @@ async def approve_request(
 ) -> Approved:
     """Approve a pending request by importing ``url`` into the project.
 
-    The request is claimed first, so two approvals cannot import twice; if the import is
-    refused (address not allowed, duplicate name…) the request goes back to pending and the
-    refusal is raised.
+    A stranger's project or request is refused first; then the address is checked, holding
+    no pooled connection (its DNS lookup may be slow). Then the request is claimed, so two
+    approvals cannot import twice; if the import is refused (duplicate name…) the request
+    goes back to pending and the refusal is raised.
     """
     scopes.require_write(principal)
-    await projects.get_project(conn, principal.user_id, project_id)
-    row = await fetch_one(
-        conn,
-        "fetch_document_request",
-        request_id=request_id,
-        project_id=project_id,
-        user_id=principal.user_id,
-    )
+    async with connection(runtime.pool) as conn:
+        await projects.get_project(conn, principal.user_id, project_id)
+        row = await fetch_one(
+            conn,
+            "fetch_document_request",
+            request_id=request_id,
+            project_id=project_id,
+            user_id=principal.user_id,
+        )
     if row is None:
         raise DocumentRequestNotFound()
-    claimed = await fetch_one(
-        conn, "claim_document_request_for_approval", request_id=request_id, project_id=project_id
-    )
-    if claimed is None:
-        raise DocumentRequestAlreadyApproved()
-    try:
-        document = await imports.import_url(
-            runtime, conn, principal, project_id=project_id, url=url, filename=filename
+    checked = await imports.check_import(runtime, principal, url)
+    async with connection(runtime.pool) as conn:
+        claimed = await fetch_one(
+            conn,
+            "claim_document_request_for_approval",
+            request_id=request_id,
+            project_id=project_id,
         )
-    except Exception:
-        await execute(conn, "release_document_request", request_id=request_id)
-        raise
-    linked = await fetch_one(
-        conn, "link_document_request", request_id=request_id, document_id=document.id
-    )
+        if claimed is None:
+            raise DocumentRequestAlreadyApproved()
+        try:
+            document = await imports.create_import(
+                runtime, conn, principal, checked, project_id=project_id, filename=filename
+            )
+        except Exception:
+            await execute(conn, "release_document_request", request_id=request_id)
+            raise
+        linked = await fetch_one(
+            conn, "link_document_request", request_id=request_id, document_id=document.id
+        )
     assert linked is not None
     return Approved(DocumentRequest.from_row(linked), document)

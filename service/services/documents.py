@@ -17,7 +17,7 @@ from service.records import Document, Principal, Project
 from service.services import projects, scopes
 from service.services.filenames import file_part
 from service.storage.blobs.disposition import Disposition
-from service.storage.db import Connection, fetch_all, fetch_one
+from service.storage.db import Connection, connection, fetch_all, fetch_one
 
 if TYPE_CHECKING:
     from service.runtime import Runtime
@@ -199,14 +199,16 @@ async def download_url(
     )
 
 
-async def delete_document(
-    runtime: Runtime, conn: Connection, principal: Principal, document_id: UUID
-) -> None:
-    """Remove the row, then the original. Deleting what is not there (or not yours) is a no-op."""
+async def delete_document(runtime: Runtime, principal: Principal, document_id: UUID) -> None:
+    """Remove the row, then the original. Deleting what is not there (or not yours) is a no-op.
+
+    The row goes on a short-lived connection, given back before the blob store is asked to
+    delete (a slow store must not hold a pooled connection)."""
     scopes.require_write(principal)
-    row = await fetch_one(
-        conn, "delete_document", document_id=document_id, user_id=principal.user_id
-    )
+    async with connection(runtime.pool) as conn:
+        row = await fetch_one(
+            conn, "delete_document", document_id=document_id, user_id=principal.user_id
+        )
     if row is None or row["object_key"] is None:
         return
     try:

@@ -47,25 +47,25 @@ def clean_filename(name: str) -> str:
         )
     if problem := unsafe_characters(cleaned):
         raise InvalidFilename(f"The file name contains {problem}.")
-    if "\\" in cleaned:
-        raise InvalidFilename(
-            "The file name may not contain \\; separate the folders of a path with /."
-        )
-    parts = cleaned.split("/")
-    if cleaned.startswith("/") or (len(parts) > 1 and PureWindowsPath(cleaned).drive):
-        raise InvalidFilename(
-            "The file name must be relative: a path under its folder, without a leading / "
-            "or a drive."
-        )
-    if any(part.strip() in ("", ".", "..") for part in parts):
-        raise InvalidFilename(
-            "No part of the file name may be empty, . or .. (folders are separated by one /)."
-        )
-    if any(len(part) > MAX_PART_LENGTH for part in parts):
-        raise InvalidFilename(
-            f"A folder or file name in it is longer than {MAX_PART_LENGTH} characters; shorten it."
-        )
+    if problem := path_problem(cleaned):
+        raise InvalidFilename(f"The file name {problem}.")
     return cleaned
+
+
+def path_problem(path: str) -> str | None:
+    """What keeps ``path`` from being a relative, ``/``-separated path, or None: the shape rule
+    of a document name and of a synced file's path (:mod:`service.services.synced_files`).
+    Worded to follow "The file name" (or another subject)."""
+    if "\\" in path:
+        return "may not contain \\; separate the folders of a path with /"
+    parts = path.split("/")
+    if path.startswith("/") or (len(parts) > 1 and PureWindowsPath(path).drive):
+        return "must be relative: a path under its folder, without a leading / or a drive"
+    if any(part.strip() in ("", ".", "..") for part in parts):
+        return "may have no part that is empty, . or .. (folders are separated by one /)"
+    if any(len(part) > MAX_PART_LENGTH for part in parts):
+        return f"has a folder or file name longer than {MAX_PART_LENGTH} characters; shorten it"
+    return None
 
 
 def file_part(name: str) -> str:

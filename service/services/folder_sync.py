@@ -42,8 +42,8 @@ import anyio.to_thread
 
 from extract.detect import EXTENSION_KINDS, KIND_CONTENT_TYPES
 from service.errors import InvalidRequest, ShortlistError, SyncPathTaken
-from service.records import Document, Principal
-from service.services import documents, folders, projects, scopes, uploads
+from service.records import Document, Principal, SyncedFile
+from service.services import documents, folders, projects, scopes, synced_files, uploads
 from service.services.extraction import Outcome, extract_and_save
 from service.services.filenames import clean_filename
 from service.services.folders import Found
@@ -183,6 +183,7 @@ async def sync(target: SyncTarget, roots: Sequence[Path]) -> Report:
     gone_by_hash = {doc.sha256: doc for doc in gone.values() if doc.sha256}
     for item in found.files:
         try:
+            synced_files.check_synced_file(item.key, item.size, item.mtime_ns)
             entry = await _sync_one(target, item, synced.get(item.key), gone_by_hash)
         except (ShortlistError, OSError) as exc:
             reason = exc.message if isinstance(exc, ShortlistError) else str(exc)
@@ -242,6 +243,7 @@ async def follow_file(
     extraction: a move or rename, or only a new size and mtime. The one way every target
     records it (``PUT /api/documents/{id}/sync`` too)."""
     scopes.require_write(principal)
+    path = synced_files.check_synced_file(path, size, mtime_ns)
     document = await documents.get_document(conn, principal, document_id)
     if document.sync is None:
         raise InvalidRequest(
@@ -309,22 +311,10 @@ class LocalTarget:
         runtime = self.runtime
         data = await anyio.to_thread.run_sync(item.path.read_bytes)
         name = item.key
+        mirrored = SyncedFile(path=item.key, sha256=sha, size=item.size, mtime_ns=item.mtime_ns)
         document = await store_new_document(
-            runtime, self.project_id, data, name, _content_type(name)
+            runtime, self.project_id, data, name, _content_type(name), sync=mirrored
         )
-        async with connection(runtime.pool) as conn:
-            with unique_violation_as(
-                SyncPathTaken(f"Another document of the project already mirrors {item.key!r}.")
-            ):
-                await execute(
-                    conn,
-                    "mark_document_synced",
-                    document_id=document.id,
-                    sync_path=item.key,
-                    original_sha256=sha,
-                    sync_size=item.size,
-                    sync_mtime_ns=item.mtime_ns,
-                )
         outcome = await extract_and_save(
             runtime, document.id, data, document.name, document.content_type
         )
@@ -358,8 +348,7 @@ class LocalTarget:
         return _settled(document.name, outcome)
 
     async def remove(self, document: Synced) -> None:
-        async with connection(self.runtime.pool) as conn:
-            await documents.delete_document(self.runtime, conn, self.principal, document.id)
+        await documents.delete_document(self.runtime, self.principal, document.id)
 
 
 def _settled(name: str, outcome: Outcome) -> Settled:

@@ -5,7 +5,7 @@
 (``~$…``), what a root's ``.shortlistignore`` excludes (gitignore syntax, read with
 ``pathspec``), symbolic links (never followed out of a root) and files of kinds Shortlist
 does not read are left out, each with its reason. Every file found has a *key*: its path
-under the root, ``/``-separated (``a/notes.md``). The key is the document's name (the rule
+under the root, ``/``-separated, in NFC (``a/notes.md``). The key is the document's name (the rule
 of :mod:`service.services.filenames`) and, for a synced file, the path its document
 remembers. With several roots each key starts with its root's label (:func:`root_labels`:
 the folder's name, or as many of its last folders as tell it from the others), so two
@@ -26,6 +26,7 @@ from typing import NamedTuple
 import pathspec
 
 from extract.detect import EXTENSION_KINDS
+from service.services.synced_files import normal_sync_path
 
 IGNORE_FILE = ".shortlistignore"
 """A root's file of gitignore-style patterns of what not to read."""
@@ -117,7 +118,8 @@ def _walk(root: Path, prefix: str, found: Scan) -> None:
                     found.ignored.append(Skipped(prefix + rel, reason))
                 continue
             stat = (base / name).stat()
-            found.files.append(Found(base / name, prefix + rel, stat.st_size, stat.st_mtime_ns))
+            key = normal_sync_path(prefix + rel)
+            found.files.append(Found(base / name, key, stat.st_size, stat.st_mtime_ns))
 
 
 def _ignore_spec(root: Path) -> pathspec.GitIgnoreSpec:

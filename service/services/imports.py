@@ -1,9 +1,9 @@
 """Import a document from a web address: checked now, fetched and extracted by a worker.
 
-:func:`import_url` is the operation every door calls (REST, CLI, MCP, panel). It runs every
-check that needs no connection — ownership, the address (see :mod:`service.services.url_fetch`),
-the name, duplicates — then creates a ``pending`` document that remembers its source and
-queues its extraction. The extraction job, finding no original in the blob store yet, calls
+:func:`import_url` is the operation every door calls (REST, CLI, MCP, panel). It checks the
+address (see :mod:`service.services.url_fetch`; its DNS lookup holds no pooled connection),
+then on a connection the ownership, the name and duplicates, and creates a ``pending``
+document that remembers its source and queues its extraction. The extraction job, finding no original in the blob store yet, calls
 :func:`fetch_original`, which fetches the address (checked again, hop by hop), refuses what is
 not a supported document within the size limit, and stores the bytes like an upload's.
 """
@@ -14,7 +14,7 @@ import html
 import re
 import uuid
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import unquote, urlsplit
 from uuid import UUID
 
@@ -82,25 +82,39 @@ def name_from_url(url: str) -> str:
     return segment.strip() or (parts.hostname or "imported document")
 
 
-async def import_url(
-    runtime: Runtime,
-    conn: Connection,
-    principal: Principal,
-    *,
-    project_id: UUID,
-    url: str,
-    filename: str | None = None,
-) -> Document:
-    """A new pending document for ``url`` in the caller's project, its fetch queued.
+class CheckedImport(NamedTuple):
+    """An address that passed every check needing no connection: ready to be imported."""
 
-    Imports count against the caller's upload budget. Raises the refusal (``url_not_allowed``, ``url_unreachable`` for a host that does not
-    resolve, a bad or duplicate name, an unknown project) before anything is stored.
+    url: str
+
+
+async def check_import(runtime: Runtime, principal: Principal, url: str) -> CheckedImport:
+    """The checks of an import that need no database: the caller may write, is within its
+    upload budget (imports count against it), and the address is one Shortlist fetches from.
+
+    The host is resolved here, within the fetch deadline, so call this **before** taking a
+    pooled connection: a slow DNS answer then holds none.
     """
     scopes.require_write(principal)
     runtime.upload_limiter.check(str(principal.token_id))
-    await projects.get_project(conn, principal.user_id, project_id)
     url = url.strip()
-    await check_url(url, fetch_policy(runtime.settings))
+    await check_url(url, fetch_policy(runtime.settings), runtime.resolve)
+    return CheckedImport(url)
+
+
+async def create_import(
+    runtime: Runtime,
+    conn: Connection,
+    principal: Principal,
+    checked: CheckedImport,
+    *,
+    project_id: UUID,
+    filename: str | None = None,
+) -> Document:
+    """A new pending document for a checked address in the caller's project, its fetch
+    queued. Raises a bad or duplicate name, or an unknown project, before anything is stored."""
+    await projects.get_project(conn, principal.user_id, project_id)
+    url = checked.url
     name = clean_filename(filename if filename and filename.strip() else name_from_url(url))
     await uploads.ensure_name_is_free(conn, project_id, name)
     duplicate = DuplicateDocumentName(
@@ -122,6 +136,31 @@ async def import_url(
     return document
 
 
+async def import_url(
+    runtime: Runtime,
+    principal: Principal,
+    *,
+    project_id: UUID,
+    url: str,
+    filename: str | None = None,
+) -> Document:
+    """A new pending document for ``url`` in the caller's project, its fetch queued.
+
+    A stranger's or unknown project is refused first; then :func:`check_import`, holding
+    no connection (its DNS lookup may be slow); then :func:`create_import` on one. Raises the
+    refusal (an unknown project, ``url_not_allowed``, ``url_unreachable`` for a host that does
+    not resolve in time, a bad or duplicate name) before anything is stored.
+    """
+    scopes.require_write(principal)
+    async with connection(runtime.pool) as conn:
+        await projects.get_project(conn, principal.user_id, project_id)
+    checked = await check_import(runtime, principal, url)
+    async with connection(runtime.pool) as conn:
+        return await create_import(
+            runtime, conn, principal, checked, project_id=project_id, filename=filename
+        )
+
+
 async def fetch_original(
     runtime: Runtime, document_id: UUID, *, url: str, key: str, name: str
 ) -> Fetched:
@@ -130,7 +169,7 @@ async def fetch_original(
     Raises :class:`~service.errors.UrlRefused` (not allowed, unreachable, too large, not a
     supported type); the caller records it on the document.
     """
-    fetched = await fetch(url, fetch_policy(runtime.settings))
+    fetched = await fetch(url, fetch_policy(runtime.settings), runtime.resolve)
     # As for an upload, the response's type only picks a kind; the kind's own type is kept.
     _, content_type = uploads.check_file(runtime, name, fetched.content_type, len(fetched.data))
     fetched = fetched._replace(content_type=content_type)

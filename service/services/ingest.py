@@ -18,8 +18,8 @@ from uuid import UUID
 import anyio.to_thread
 
 from service.errors import FileUnreadable, ShortlistError
-from service.records import Document, Project
-from service.services import uploads
+from service.records import Document, Principal, Project, SyncedFile
+from service.services import scopes, uploads
 from service.services.extraction import Outcome, extract_and_save
 from service.services.folders import NamedFile
 from service.storage.db import connection
@@ -41,7 +41,9 @@ async def ingest_file(
     runtime: Runtime, project: Project, path: Path, *, name: str | None = None
 ) -> Ingested:
     """Extract and store one file (as ``name``, else the file's own name); a refusal or
-    failure, a file that cannot be read included, is returned, never raised."""
+    failure, a file that cannot be read included, is returned, never raised. A step of
+    :func:`ingest_files`, which checks the caller's scope (and of fixtures that own the
+    database)."""
     name = name or path.name
     guessed = mimetypes.guess_type(path.name)[0]
     try:
@@ -59,11 +61,13 @@ async def ingest_file(
 
 
 async def ingest_files(
-    runtime: Runtime, project: Project, files: list[NamedFile]
+    runtime: Runtime, principal: Principal, project: Project, files: list[NamedFile]
 ) -> list[Ingested]:
-    """:func:`ingest_file` for each file under its name, one per CPU core at a time (small
-    text files are read in this process and mostly wait for the database); results in the
-    order of ``files``."""
+    """What ``shortlist ingest`` does for ``principal``: refused (TokenReadOnly) before any file
+    is read unless the caller may write; then :func:`ingest_file` for each file under its name,
+    one per CPU core at a time (small text files are read in this process and mostly wait for
+    the database); results in the order of ``files``."""
+    scopes.require_write(principal)
     results: list[Ingested | None] = [None] * len(files)
     limiter = anyio.CapacityLimiter(os.cpu_count() or 1)
 
@@ -78,18 +82,29 @@ async def ingest_files(
 
 
 async def store_new_document(
-    runtime: Runtime, project_id: UUID, data: bytes, name: str, content_type: str | None
+    runtime: Runtime,
+    project_id: UUID,
+    data: bytes,
+    name: str,
+    content_type: str | None,
+    *,
+    sync: SyncedFile | None = None,
 ) -> Document:
     """Check ``data`` like an upload, keep it in the blob store and insert its row, claimed
-    for extraction (the caller extracts it next, with :func:`extract_and_save`).
+    for extraction (the caller extracts it next, with :func:`extract_and_save`); with
+    ``sync``, mirroring that file of a synced folder, recorded in the same statement.
 
-    Raises the refusal: too large, unsupported type, a bad or duplicate name.
+    Raises the refusal: too large, unsupported type, a bad or duplicate name, a synced path
+    another document mirrors.
     """
     clean_name, stored_type = uploads.check_file(runtime, name, content_type, len(data))
     key = uploads.object_key(project_id, uuid.uuid4())
     async with connection(runtime.pool) as conn:
         await uploads.ensure_name_is_free(conn, project_id, clean_name)
-        await anyio.to_thread.run_sync(lambda: runtime.blobs.write(key, data, stored_type))
+    # No connection is held while the store writes (a slow disk or S3 must not starve the
+    # pool); a name taken meanwhile is caught by the unique index, and the file removed.
+    await anyio.to_thread.run_sync(lambda: runtime.blobs.write(key, data, stored_type))
+    async with connection(runtime.pool) as conn:
         return await uploads.insert_stored_document(
             runtime,
             conn,
@@ -99,4 +114,5 @@ async def store_new_document(
             content_type=stored_type,
             size_bytes=len(data),
             object_key=key,
+            sync=sync,
         )

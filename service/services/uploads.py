@@ -39,7 +39,7 @@ from service.errors import (
     UploadNotFound,
 )
 from service.records import Document, Principal, SyncedFile, Upload
-from service.services import documents, projects, scopes
+from service.services import documents, projects, scopes, synced_files
 from service.services.filenames import clean_filename
 from service.storage.blobs import BlobStoreError, MissingUploadParts, MultipartBlobStore
 from service.storage.blobs.multipart import part_size_for
@@ -69,6 +69,10 @@ def object_key(project_id: UUID, upload_id: UUID) -> str:
     return f"projects/{project_id}/uploads/{upload_id}"
 
 
+SYNC_PATH_INDEX = "documents_project_sync_path_key"
+"""The unique index of a project's synced files' paths (sql/schema.sql)."""
+
+
 def _name_taken(name: str) -> DuplicateDocumentName:
     return DuplicateDocumentName(
         f"A document named {name!r} is already in this project; rename the file or delete the old one."
@@ -91,16 +95,20 @@ async def insert_stored_document(
     content_type: str,
     size_bytes: int,
     object_key: str,
+    sync: SyncedFile | None = None,
     **params: object,
 ) -> Document:
-    """Insert the row of a document whose file is already at ``object_key`` in the store.
+    """Insert the row of a document whose file is already at ``object_key`` in the store; with
+    ``sync``, the row records the synced file it mirrors in the same statement, so there is
+    never a document the sync does not know.
 
-    When the unique index says the name is taken (the loser of a same-name race),
-    the file is deleted from the store, so nothing is left behind, and
-    DuplicateDocumentName is raised.
+    When a unique index says the name (or the synced file's path) is taken, the loser of a
+    race, the file is deleted from the store, so nothing is left behind, and
+    DuplicateDocumentName (or SyncPathTaken) is raised.
     """
+    path_taken = {} if sync is None else {SYNC_PATH_INDEX: _path_taken(sync.path)}
     try:
-        with unique_violation_as(_name_taken(name)):
+        with unique_violation_as(_name_taken(name), by_index=path_taken):
             row = await fetch_one(
                 conn,
                 query_name,
@@ -109,9 +117,10 @@ async def insert_stored_document(
                 content_type=content_type,
                 size_bytes=size_bytes,
                 object_key=object_key,
+                **_sync_values(sync),
                 **params,
             )
-    except DuplicateDocumentName:
+    except (DuplicateDocumentName, SyncPathTaken):
         await anyio.to_thread.run_sync(runtime.blobs.delete, object_key)
         raise
     assert row is not None
@@ -306,6 +315,7 @@ async def register_document(
     """Turn a finished upload into a pending document and queue its extraction; with
     ``sync``, the document mirrors that file of a synced folder (``shortlist sync``)."""
     scopes.require_write(principal)
+    sync = synced_files.checked(sync)
     await projects.get_project(conn, principal.user_id, project_id)
     async with conn.transaction():
         upload = await _finished_upload(runtime, conn, principal, project_id, upload_id)
@@ -321,12 +331,8 @@ async def register_document(
             size_bytes=upload.size_bytes,
             object_key=upload.object_key,
             status="pending",
+            sync=sync,
         )
-        if sync is not None:
-            with unique_violation_as(_path_taken(sync.path)):
-                await execute(
-                    conn, "mark_document_synced", document_id=document.id, **_sync_values(sync)
-                )
         await execute(conn, "consume_upload", upload_id=upload_id)
     await runtime.jobs.enqueue_extraction(document.id)
     return document
@@ -344,6 +350,7 @@ async def replace_original(
     """Make a finished upload (granted with ``replaces``) the document's new original and
     queue its extraction; the document keeps its id and name. The old original is deleted."""
     scopes.require_write(principal)
+    sync = synced_files.checked(sync)
     document = await documents.get_document(conn, principal, document_id)
     async with conn.transaction():
         upload = await _finished_upload(runtime, conn, principal, document.project_id, upload_id)

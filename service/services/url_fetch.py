@@ -4,19 +4,20 @@ A URL import makes the service itself open a connection, so every step an attack
 steer is checked (server-side request forgery):
 
 - the scheme is ``https`` (``http`` only with ``fetch.allow_http``), with no user info;
-- the host is resolved once and **every** address it resolves to must be public:
-  loopback, private (RFC 1918), shared (CGNAT), unique-local and the service's own networks
-  are refused unless ``fetch.allow_private_networks``; link-local (cloud metadata at
-  169.254.169.254 included), multicast, unspecified, reserved and documentation ranges are
-  refused always; an IPv6 address that embeds an IPv4 one (``::ffff:a.b.c.d`` in either
-  spelling, NAT64, 6to4) is judged by the IPv4 address; Teredo is refused;
+- the host is resolved once and **every** address it resolves to must be one the service
+  may reach (:func:`service.services.url_addresses.address_refusal`: public, or the
+  self-hoster's own networks with ``fetch.allow_private_networks``; an IPv6 spelling of an
+  IPv4 address is judged by the IPv4 address);
 - the connection goes to the address that was checked (the request names the host only in
   ``Host`` and TLS SNI, and the certificate is verified for the host), so a second DNS answer
   cannot swap in another address; no proxy from the environment is used;
 - redirects are followed by hand, each hop checked again, at most ``fetch.max_redirects``;
 - the response must declare a supported content type (or a generic one with a supported file
-  extension), and its body is counted as it arrives and abandoned past the size limit;
-- one deadline, ``fetch.timeout_seconds``, covers the whole fetch.
+  extension), and its body is counted as it arrives and abandoned past the size limit, on
+  the wire and once decoded (:mod:`service.services.url_body`: the fetch asks for
+  ``identity``, and decodes one gzip or deflate coding at most, capped by the limit);
+- one deadline, ``fetch.timeout_seconds``, covers the whole fetch, the DNS lookup included;
+- the fetch runs on its own event loop in a worker thread, never on the caller's.
 
 :func:`check_url` does every check that needs no connection; the import route runs it before
 the document exists, so a refused address never costs a connection.
@@ -25,10 +26,13 @@ the document exists, so a refused address never costs a connection.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import ipaddress
 import socket
+import threading
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
@@ -39,26 +43,17 @@ from extract.detect import (
     GENERIC_CONTENT_TYPES,
     declared_kind,
 )
-from service.errors import UrlNotAllowed, UrlTooLarge, UrlUnreachable, UrlUnsupportedType
+from service.errors import UrlNotAllowed, UrlUnreachable, UrlUnsupportedType
+from service.services.url_addresses import IPAddress, address_refusal
+from service.services.url_body import ACCEPT_ENCODING, read_body
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Sequence[IPAddress]]
+_T = TypeVar("_T")
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 MAX_URL_LENGTH = 2048
-
-PRIVATE_NETWORKS: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = (
-    ipaddress.ip_network("127.0.0.0/8"),
-    ipaddress.ip_network("10.0.0.0/8"),
-    ipaddress.ip_network("172.16.0.0/12"),
-    ipaddress.ip_network("192.168.0.0/16"),
-    ipaddress.ip_network("100.64.0.0/10"),
-    ipaddress.ip_network("::1/128"),
-    ipaddress.ip_network("fc00::/7"),
-)
-"""Networks of a self-hoster's own machines: refused unless ``fetch.allow_private_networks``."""
-
-NAT64_PREFIX = ipaddress.ip_network("64:ff9b::/96")
+_GRACE_SECONDS = 1.0
+"""How long past the deadline the caller waits for the fetch's thread to say so itself."""
 
 
 class FetchPolicy(NamedTuple):
@@ -84,34 +79,6 @@ class Fetched(NamedTuple):
     data: bytes
     content_type: str
     final_url: str
-
-
-def address_refusal(address: IPAddress, *, allow_private: bool) -> str | None:
-    """Why the service may not connect to ``address``, or None when it may."""
-    if isinstance(address, ipaddress.IPv6Address):
-        embedded = _embedded_ipv4(address)
-        if embedded is not None:
-            return address_refusal(embedded, allow_private=allow_private)
-        if address.teredo is not None:
-            return "a Teredo tunnel address"
-    if any(address in network for network in PRIVATE_NETWORKS):
-        return None if allow_private else "a loopback or private-network address"
-    if address.is_link_local:
-        return "a link-local address (cloud metadata lives there)"
-    if address.is_multicast:
-        return "a multicast address"
-    if address.is_global:
-        return None
-    return "an address that is not on the public internet"
-
-
-def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 one stands for: mapped, NAT64 or 6to4."""
-    if address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    if address in NAT64_PREFIX:
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    return address.sixtofour
 
 
 def system_resolver(host: str, port: int) -> list[IPAddress]:
@@ -160,7 +127,13 @@ async def check_url(url: str, policy: FetchPolicy, resolve: Resolver = system_re
         addresses: Sequence[IPAddress] = [literal]
     else:
         try:
-            addresses = await asyncio.to_thread(resolve, host, port)
+            addresses = await _in_daemon_thread(
+                f"resolve {host}", policy.timeout_seconds, lambda: resolve(host, port)
+            )
+        except TimeoutError as exc:  # before OSError, of which it is one
+            raise UrlUnreachable(
+                f"The host {host!r} did not resolve within {policy.timeout_seconds:g} seconds."
+            ) from exc
         except (OSError, UnicodeError) as exc:
             raise UrlUnreachable(f"The host {host!r} could not be found.") from exc
         if not addresses:
@@ -174,15 +147,60 @@ async def check_url(url: str, policy: FetchPolicy, resolve: Resolver = system_re
     return Target(url=url, host=host, port=port, addresses=tuple(addresses))
 
 
+async def _in_daemon_thread(name: str, seconds: float, call: Callable[[], _T]) -> _T:
+    """``call()`` in a daemon thread of its own, given up (not stopped) after ``seconds``:
+    :class:`TimeoutError`.
+
+    Neither a DNS lookup nor a fetch's thread can be stopped from outside, so nothing waits
+    for the thread: not an executor (an event loop's shutdown waits for its threads) nor
+    anyio's worker threads (the interpreter's exit does). A fetch's thread ends at its own
+    deadline anyway; a lookup, when the system's resolver gives up."""
+    outcome: concurrent.futures.Future[_T] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            result = call()
+        except BaseException as exc:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                outcome.set_exception(exc)
+        else:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                outcome.set_result(result)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return await asyncio.wait_for(asyncio.wrap_future(outcome), seconds)
+
+
 async def fetch(url: str, policy: FetchPolicy, resolve: Resolver = system_resolver) -> Fetched:
-    """The body of ``url`` after every check in the module docstring, within one deadline."""
+    """The body of ``url`` after every check in the module docstring, within one deadline.
+
+    The fetch runs on an event loop of its own in a thread of its own, so neither the network
+    nor decoding the body ever holds up the caller's loop (under ``shortlist serve``, the
+    API's). The thread keeps the deadline itself; the caller gives up on it
+    :data:`_GRACE_SECONDS` later, should it not.
+    """
+    try:
+        return await _in_daemon_thread(
+            f"fetch {url[:80]}",
+            policy.timeout_seconds + _GRACE_SECONDS,
+            lambda: asyncio.run(_fetch_within_deadline(url, policy, resolve)),
+        )
+    except TimeoutError as exc:
+        raise _deadline_passed(policy) from exc
+
+
+def _deadline_passed(policy: FetchPolicy) -> UrlUnreachable:
+    return UrlUnreachable(
+        f"The address did not answer in full within {policy.timeout_seconds:g} seconds."
+    )
+
+
+async def _fetch_within_deadline(url: str, policy: FetchPolicy, resolve: Resolver) -> Fetched:
     try:
         async with asyncio.timeout(policy.timeout_seconds):
             return await _fetch(url, policy, resolve)
     except TimeoutError as exc:
-        raise UrlUnreachable(
-            f"The address did not answer in full within {policy.timeout_seconds:g} seconds."
-        ) from exc
+        raise _deadline_passed(policy) from exc
 
 
 async def _fetch(url: str, policy: FetchPolicy, resolve: Resolver) -> Fetched:
@@ -208,7 +226,12 @@ async def _fetch(url: str, policy: FetchPolicy, resolve: Resolver) -> Fetched:
                         f"The address answered HTTP {response.status_code}, not the document."
                     )
                 content_type = _supported_content_type(response, current)
-                data = await _read_capped(response, policy.max_bytes)
+                data = await read_body(
+                    response.aiter_raw(),
+                    content_encoding=response.headers.get("content-encoding"),
+                    content_length=response.headers.get("content-length"),
+                    limit=policy.max_bytes,
+                )
                 return Fetched(data=data, content_type=content_type, final_url=current)
             finally:
                 await response.aclose()
@@ -228,7 +251,11 @@ def _request_to_checked_address(http: httpx.AsyncClient, target: Target) -> http
     return http.build_request(
         "GET",
         wire_url,
-        headers={"Host": host_header, "Accept": ", ".join(ALLOWED_CONTENT_TYPES)},
+        headers={
+            "Host": host_header,
+            "Accept": ", ".join(ALLOWED_CONTENT_TYPES),
+            "Accept-Encoding": ACCEPT_ENCODING,
+        },
         extensions={"sni_hostname": target.host},
     )
 
@@ -244,26 +271,4 @@ def _supported_content_type(response: httpx.Response, url: str) -> str:
     kinds = ", ".join(sorted(EXTENSION_KINDS))
     raise UrlUnsupportedType(
         f"The address serves {media_type or 'no content type'}, not a supported document ({kinds})."
-    )
-
-
-async def _read_capped(response: httpx.Response, limit: int) -> bytes:
-    declared = response.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(int(declared), limit)
-    received = bytearray()
-    async for chunk in response.aiter_bytes():
-        received += chunk
-        if len(received) > limit:
-            raise _too_large(None, limit)
-    if not received:
-        raise UrlUnsupportedType("The address answered with an empty body.")
-    return bytes(received)
-
-
-def _too_large(size: int | None, limit: int) -> UrlTooLarge:
-    said = f"{size / 1_048_576:.1f} MB" if size is not None else "more than the limit"
-    return UrlTooLarge(
-        f"The document at the address is {said}; the limit is {limit / 1_048_576:.0f} MB.",
-        limit=limit,
     )

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -175,9 +175,12 @@ def translate_errors() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def unique_violation_as(error: Conflict) -> Iterator[None]:
-    """Raise ``error`` when the statement inside breaks a unique index."""
+def unique_violation_as(
+    error: Conflict, *, by_index: Mapping[str, Conflict] | None = None
+) -> Iterator[None]:
+    """Raise ``error`` when the statement inside breaks a unique index (the error of
+    ``by_index`` for the indexes it names)."""
     try:
         yield
     except psycopg.errors.UniqueViolation as exc:
-        raise error from exc
+        raise (by_index or {}).get(exc.diag.constraint_name or "", error) from exc

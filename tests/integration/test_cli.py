@@ -561,3 +561,54 @@ def test_extract_refuses_the_kinds_an_upload_refuses(
 
     assert result.returncode == 2, result.stdout
     assert json.loads(result.stdout)["error"]["code"] == "unsupported_file_type"
+
+
+def test_a_read_token_adds_and_changes_nothing_through_the_local_cli(
+    db_url: str, tmp_path: Path
+) -> None:
+    """``shortlist ingest`` reaches the database directly, as SHORTLIST_TOKEN's user; a read
+    token is refused there as at every other door: exit 2, ``token_read_only``, no document
+    (#24). Deleting and re-extracting (the other local writes) are refused the same way."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Alpha\n\nGlaciers retreat.\n", encoding="utf-8")
+    shortlist(db_url, tmp_path, "user", "create", "alice")
+    assert shortlist(db_url, tmp_path, "ingest", str(folder / "a.md")).returncode == 0
+    reader = json.loads(
+        shortlist(
+            db_url, tmp_path, "token", "create", "--user", "alice", "--scope", "read", "--json"
+        ).stdout
+    )["token"]
+    (folder / "b.md").write_text("# Beta\n\nMoraines remain.\n", encoding="utf-8")
+
+    def as_reader(*args: str) -> subprocess.CompletedProcess[str]:
+        env = {
+            **os.environ,
+            "DATABASE_URL": db_url,
+            "SHORTLIST_DATA_DIR": str(tmp_path),
+            "SHORTLIST_TOKEN": reader,
+        }
+        return subprocess.run(
+            [sys.executable, "-m", "service.cli", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    ingested = as_reader("ingest", str(folder), "--json")
+    said = as_reader("ingest", str(folder / "b.md"))
+    deleted = as_reader("documents", "delete", "a.md", "--json")
+    reextracted = as_reader("documents", "reextract", "a.md", "--json")
+    listed = as_reader("documents", "list", "--json")
+
+    assert ingested.returncode == 2, ingested.stderr
+    assert json.loads(ingested.stdout)["error"]["code"] == "token_read_only"
+    assert said.returncode == 2 and "may only read" in said.stderr, said.stderr
+    for refused in (deleted, reextracted):
+        assert refused.returncode == 2, refused.stderr
+        assert json.loads(refused.stdout)["error"]["code"] == "token_read_only"
+    assert listed.returncode == 0, listed.stderr
+    documents = json.loads(listed.stdout)["documents"]
+    assert [(d["name"], d["status"]) for d in documents] == [("a.md", "ready")]

@@ -5,6 +5,7 @@ runtime and on a running service (SHORTLIST_TOKEN's way, over REST), with the sa
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import socket
@@ -23,6 +24,7 @@ from psycopg.rows import dict_row
 
 from service.cli.client import ShortlistClient
 from service.cli.remote_sync import sync_remote
+from service.errors import SyncPathTaken
 from service.records import Principal
 from service.runtime import open_runtime
 from service.services import documents, folder_sync, folders, users
@@ -434,3 +436,73 @@ def test_files_of_one_name_in_other_folders_and_roots_are_documents_of_their_own
     assert {d["status"] for d in documents_listed} == {"ready"}
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["name"] == "work/b/notes.md"
+
+
+async def test_a_file_whose_path_holds_a_newline_fails_alone_and_is_not_stored(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """The sync plan applies the rule of :mod:`service.services.synced_files` before telling
+    any target about a file, so a hostile file name fails with its reason (#24)."""
+    root = tmp_path / "odd"
+    write(root / "line\nbreak.md", "# Odd\n\nA newline in the name.\n")
+    write(root / "fine.md", "# Fine\n\nOk.\n")
+    async with open_runtime(settings) as runtime:
+        async with connection(runtime.pool) as conn:
+            owner = await users.create_user(conn, "owner")
+            principal = await users.authenticate(conn, owner.token)
+        report = await folder_sync.sync_folders(runtime, principal, owner.project.id, [root])
+        async with connection(runtime.pool) as conn:
+            listed = await documents.list_documents(conn, principal, owner.project.id)
+
+    shown = folder_sync.report_json(report)
+    assert (shown["added"], shown["failed"]) == (1, 1), shown
+    (failed,) = shown["details"]["failed"]
+    assert (
+        failed["path"] == "line\nbreak.md"
+        and "synced file's path contains control" in failed["reason"]
+    )
+    assert [document.name for document in listed] == ["fine.md"]
+
+
+async def test_a_path_taken_while_adding_leaves_no_document_and_a_later_sync_adds_the_file(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """The local target adds a document and records the file it mirrors in one statement
+    (#24): when another document claimed the path since the plan looked (a concurrent sync),
+    the add fails with ``sync_path_taken`` and leaves nothing behind, where it used to leave
+    a document no sync knew, which failed that file as "already in this project" for good."""
+    root = tmp_path / "mine"
+    write(root / "notes.md", "# Notes\n\nThe file this sync adds.\n")
+    theirs = tmp_path / "theirs"
+    write(theirs / "notes.md", "# Theirs\n\nWhat another sync added first.\n")
+    async with open_runtime(settings) as runtime:
+        async with connection(runtime.pool) as conn:
+            owner = await users.create_user(conn, "owner")
+            principal = await users.authenticate(conn, owner.token)
+        project_id = owner.project.id
+        # Another sync got there first and its document now goes by another name.
+        await folder_sync.sync_folders(runtime, principal, project_id, [theirs])
+        async with connection(runtime.pool) as conn:
+            (first,) = await documents.list_documents(conn, principal, project_id)
+            await folder_sync.follow_file(
+                conn, principal, first.id, path="notes.md", name="elsewhere.md", size=1, mtime_ns=1
+            )
+        (item,) = folders.scan([root]).files
+        sha = hashlib.sha256(item.path.read_bytes()).hexdigest()
+        target = folder_sync.LocalTarget(runtime, principal, project_id)
+        with pytest.raises(SyncPathTaken):
+            await target.add(item, sha)
+        async with connection(runtime.pool) as conn:
+            after_race = [
+                d.name for d in await documents.list_documents(conn, principal, project_id)
+            ]
+        await documents.delete_document(runtime, principal, first.id)
+        later = folder_sync.report_json(
+            await folder_sync.sync_folders(runtime, principal, project_id, [root])
+        )
+        async with connection(runtime.pool) as conn:
+            (kept,) = await documents.list_documents(conn, principal, project_id)
+
+    assert after_race == ["elsewhere.md"]
+    assert (later["added"], later["failed"]) == (1, 0), later
+    assert kept.name == "notes.md" and kept.sync is not None and kept.sync.path == "notes.md"

@@ -61,7 +61,8 @@ async def test_ingest_names_a_folders_files_by_path_and_one_unreadable_file_harm
     async with open_runtime(settings) as runtime:
         async with connection(runtime.pool) as conn:
             owner = await users.create_user(conn, "owner")
-        results = await ingest_files(runtime, owner.project, [vanished, *files])
+            principal = await users.authenticate(conn, owner.token)
+        results = await ingest_files(runtime, principal, owner.project, [vanished, *files])
 
     assert [file.name for file in files] == SENT
     failed, *stored = results

@@ -24,11 +24,13 @@ Route = Callable[[str, dict[str, str]], Reply]
 
 
 class WebServer:
-    """Serves ``routes[path]`` on 127.0.0.1; records each request's path and Host header."""
+    """Serves ``routes[path]`` on 127.0.0.1; records each request's path and Host header (and
+    in ``headers``, every header of each request)."""
 
     def __init__(self, routes: dict[str, Reply | Route]) -> None:
         self.routes = routes
         self.requests: list[tuple[str, str]] = []
+        self.headers: list[dict[str, str]] = []
         self.connections = 0
         server = self
 
@@ -42,6 +44,7 @@ class WebServer:
             def do_GET(self) -> None:
                 headers = {key.lower(): value for key, value in self.headers.items()}
                 server.requests.append((self.path, headers.get("host", "")))
+                server.headers.append(headers)
                 route = server.routes.get(self.path.split("?", 1)[0])
                 reply = (
                     Reply(404, {"Content-Type": "text/plain"}, b"no")

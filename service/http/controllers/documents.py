@@ -256,13 +256,13 @@ class DocumentController(Controller):
     async def delete_document(
         self,
         runtime: RuntimeDep,
-        conn: ConnectionDep,
         principal: PrincipalDep,
         document_id: FromPath[UUID],
     ) -> None:
         """Delete the document and its original. Idempotent: 204 whether or not it was there
         (403 token_read_only for a read token)."""
-        await documents.delete_document(runtime, conn, principal, document_id)
+        # No connection is lent for the request: none is held while the store deletes.
+        await documents.delete_document(runtime, principal, document_id)
 
     @operation(
         post,

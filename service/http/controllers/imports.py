@@ -15,7 +15,7 @@ from service.errors import (
     UrlNotAllowed,
     UrlUnreachable,
 )
-from service.http.dependencies import ConnectionDep, PrincipalDep, RuntimeDep
+from service.http.dependencies import PrincipalDep, RuntimeDep
 from service.http.operations import operation
 from service.http.schemas import Document, ImportRequest
 from service.services import imports
@@ -38,7 +38,6 @@ class ImportController(Controller):
     async def import_document(
         self,
         runtime: RuntimeDep,
-        conn: ConnectionDep,
         principal: PrincipalDep,
         project_id: FromPath[UUID],
         data: JSONBody[ImportRequest],
@@ -53,7 +52,8 @@ class ImportController(Controller):
             202 with the new document (``pending``). A fetch that fails later (unreachable,
             too large, not a supported type) leaves the document ``error`` with that code.
         """
+        # No connection is lent for the request: the address's DNS lookup comes first.
         document = await imports.import_url(
-            runtime, conn, principal, project_id=project_id, url=data.url, filename=data.filename
+            runtime, principal, project_id=project_id, url=data.url, filename=data.filename
         )
         return Document.from_record(document)

@@ -117,7 +117,6 @@ class DocumentRequestController(Controller):
     async def approve_request(
         self,
         runtime: RuntimeDep,
-        conn: ConnectionDep,
         principal: PrincipalDep,
         project_id: FromPath[UUID],
         request_id: FromPath[UUID],
@@ -129,9 +128,9 @@ class DocumentRequestController(Controller):
             202 with the approved request and the new (``pending``) document. A refused
             import answers its error and leaves the request pending.
         """
+        # No connection is lent for the request: the address's DNS lookup comes first.
         approved = await document_requests.approve_request(
             runtime,
-            conn,
             principal,
             project_id=project_id,
             request_id=request_id,

@@ -42,6 +42,10 @@ async def _add_document(runtime: Runtime, project_id: UUID, name: str, data: byt
                     "size_bytes": len(data),
                     "object_key": key,
                     "status": "pending",
+                    "sync_path": None,
+                    "original_sha256": None,
+                    "sync_size": None,
+                    "sync_mtime_ns": None,
                 },
             )
         ).fetchone()

@@ -3,15 +3,18 @@ is fetched by the worker and becomes searchable, a failed fetch is the document'
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import anyio.to_thread
 import pytest
 from litestar.testing import AsyncTestClient
 
 from service.app import create_app
 from service.settings import Settings
 from tests.integration.documents.conftest import Uploader, bearer, make_pdf, new_user
+from tests.support.compression import MB, gzip_of_zeros, nested_gzip_bomb
 from tests.support.web_server import Reply, WebServer
 
 pytestmark = pytest.mark.anyio
@@ -200,3 +203,65 @@ async def test_an_imported_web_page_is_named_from_its_title_else_its_path_with_i
         "/notes/untitled": "untitled.html",
     }
     assert kept["name"] == "my-copy", "a name the importer chose is kept"
+
+
+FETCH_DEADLINE_SECONDS = 5.0
+
+
+async def test_a_compression_bomb_is_refused_within_the_deadline_while_the_api_answers(
+    settings: Settings, db_url: str, site: WebServer
+) -> None:
+    """The red team's bomb (#24): ``gzip, gzip`` of a few hundred bytes that decodes to
+    256 MiB (4 GiB in their run), and a single gzip of 64 KB that decodes to 64 MiB, against a
+    1 MB limit. Both end the document's error at once, with the right code, and another
+    user's request is answered while a fetch is in flight (the worker runs in this app)."""
+    local = allowing_local_sites(settings)
+    storage = local.storage.model_copy(update={"max_upload_bytes": MB})
+    fetch = local.fetch.model_copy(update={"timeout_seconds": FETCH_DEADLINE_SECONDS})
+    local = local.model_copy(update={"storage": storage, "fetch": fetch})
+    markdown = {"Content-Type": "text/markdown"}
+    site.routes["/nested.md"] = Reply(
+        200, {**markdown, "Content-Encoding": "gzip, gzip"}, nested_gzip_bomb()
+    )
+    site.routes["/bomb.md"] = Reply(
+        200, {**markdown, "Content-Encoding": "gzip"}, gzip_of_zeros(64 * MB), stream=True
+    )
+    in_flight, release = threading.Event(), threading.Event()
+
+    def held(path: str, headers: dict[str, str]) -> Reply:
+        in_flight.set()
+        release.wait(FETCH_DEADLINE_SECONDS)
+        return Reply(200, {**markdown, "Content-Encoding": "gzip"}, gzip_of_zeros(64 * MB))
+
+    site.routes["/held.md"] = held
+    alice = await new_user(db_url, "alice")
+    bob = await new_user(db_url, "bob")
+    async with AsyncTestClient(app=create_app(local)) as client:
+        uploader = Uploader(client, alice.token)
+        ids = {}
+        for path in ("/held.md", "/nested.md", "/bomb.md"):
+            answer = await client.post(
+                f"/api/projects/{alice.project.id}/imports",
+                json={"url": f"{site.url}{path}"},
+                headers=bearer(alice.token),
+            )
+            assert answer.status_code == 202, answer.text
+            ids[path] = answer.json()["id"]
+        try:
+            assert await anyio.to_thread.run_sync(in_flight.wait, FETCH_DEADLINE_SECONDS)
+            listed = await client.get("/api/projects", headers=bearer(bob.token))
+            assert listed.status_code == 200, "answered while a fetch is in flight"
+        finally:
+            release.set()
+        within = FETCH_DEADLINE_SECONDS + 5
+        settled = {path: await uploader.wait_settled(ids[path], within) for path in ids}
+
+    codes = {path: (body["status"], body["error"]["code"]) for path, body in settled.items()}
+    assert codes == {
+        "/held.md": ("error", "url_too_large"),
+        "/nested.md": ("error", "url_unsupported_encoding"),
+        "/bomb.md": ("error", "url_too_large"),
+    }
+    assert "more than once (gzip, gzip)" in settled["/nested.md"]["error"]["message"]
+    assert "the limit is 1 MB" in settled["/bomb.md"]["error"]["message"]
+    assert all(headers["accept-encoding"] == "identity" for headers in site.headers)

@@ -1,21 +1,32 @@
-"""The URL fetcher against real sockets: every address rule, redirects checked hop by hop,
-content types, size and time limits, and the connection going to the address checked."""
+"""The URL fetcher against real sockets: refused URLs, redirects checked hop by hop, content
+types, size and time limits, and the connection going to the address checked (the address
+rule itself, one row per spelling: tests/unit/service/services/test_url_addresses.py)."""
 
 from __future__ import annotations
 
+import gzip
 import ipaddress
 import re
+import threading
+import zlib
 from collections.abc import Iterator
 
 import pytest
 
-from service.errors import UrlNotAllowed, UrlTooLarge, UrlUnreachable, UrlUnsupportedType
-from service.services.url_fetch import (
-    FetchPolicy,
-    IPAddress,
-    address_refusal,
-    check_url,
-    fetch,
+from service.errors import (
+    UrlNotAllowed,
+    UrlTooLarge,
+    UrlUnreachable,
+    UrlUnsupportedEncoding,
+    UrlUnsupportedType,
+)
+from service.services.url_addresses import IPAddress
+from service.services.url_fetch import FetchPolicy, check_url, fetch
+from tests.support.compression import (
+    MB,
+    gzip_of_zeros,
+    gzip_that_decodes_to_nothing,
+    nested_gzip_bomb,
 )
 from tests.support.web_server import Reply, WebServer
 
@@ -45,59 +56,6 @@ def site() -> Iterator[WebServer]:
         server.close()
 
 
-ALWAYS_REFUSED = [
-    "169.254.169.254",  # cloud metadata
-    "fe80::1",  # link-local
-    "224.0.0.1",  # multicast
-    "ff02::1",
-    "0.0.0.0",  # unspecified
-    "::",
-    "240.0.0.1",  # reserved
-    "192.0.2.10",  # documentation
-    "198.18.0.1",  # benchmarking
-    "::ffff:169.254.169.254",  # IPv4-mapped, dotted
-    "::ffff:a9fe:a9fe",  # IPv4-mapped, hex: the same address
-    "64:ff9b::a9fe:a9fe",  # NAT64 of the metadata address
-    "2002:a9fe:a9fe::1",  # 6to4 of the metadata address
-    "2001:0:4136:e378:8000:63bf:3fff:fdd2",  # Teredo
-]
-PRIVATE = [
-    "127.0.0.1",
-    "127.8.9.10",
-    "::1",
-    "10.1.2.3",
-    "172.16.0.1",
-    "192.168.1.1",
-    "100.64.0.1",  # CGNAT
-    "fd12:3456::1",  # unique-local
-    "::ffff:127.0.0.1",
-    "::ffff:7f00:1",
-    "64:ff9b::a00:1",  # NAT64 of 10.0.0.1
-]
-PUBLIC = ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c", "::ffff:93.184.215.14"]
-
-
-@pytest.mark.parametrize("address", ALWAYS_REFUSED)
-def test_link_local_multicast_and_reserved_addresses_are_refused_even_when_private_is_allowed(
-    address: str,
-) -> None:
-    ip = ipaddress.ip_address(address)
-    assert address_refusal(ip, allow_private=False) is not None
-    assert address_refusal(ip, allow_private=True) is not None
-
-
-@pytest.mark.parametrize("address", PRIVATE)
-def test_loopback_private_and_cgnat_addresses_need_the_setting(address: str) -> None:
-    ip = ipaddress.ip_address(address)
-    assert address_refusal(ip, allow_private=False) is not None
-    assert address_refusal(ip, allow_private=True) is None
-
-
-@pytest.mark.parametrize("address", PUBLIC)
-def test_public_addresses_are_allowed(address: str) -> None:
-    assert address_refusal(ipaddress.ip_address(address), allow_private=False) is None
-
-
 @pytest.mark.parametrize(
     "url",
     [
@@ -111,6 +69,10 @@ def test_public_addresses_are_allowed(address: str) -> None:
         "https://169.254.169.254/latest/meta-data/",
         "https://[::ffff:127.0.0.1]/",
         "https://[::ffff:7f00:1]/",
+        "https://[::7f00:1]/",  # IPv4-compatible spellings of 127.0.0.1 (#24)
+        "https://[::127.0.0.1]/",
+        "https://[::ffff:0:7f00:1]/",  # IPv4-translated
+        "https://[64:ff9b:1::7f00:1]/",  # local-use NAT64
         "https://127.0.0.1/",
         "https://0x7f.1/",  # an obfuscated 127.0.0.1 does not resolve to anything else
         "https://" + "a" * 2100 + ".com/",
@@ -221,3 +183,98 @@ async def test_a_slow_body_hits_the_whole_fetch_deadline(site: WebServer) -> Non
 async def test_an_error_status_is_not_a_document(site: WebServer) -> None:
     with pytest.raises(UrlUnreachable, match="HTTP 404"):
         await fetch(f"{site.url}/missing.pdf", LOCAL_TESTING)
+
+
+TEXT = b"# Notes\n\nGlaciers retreat; the firn compacts.\n" * 50
+
+
+async def test_the_fetch_asks_for_the_document_uncompressed(site: WebServer) -> None:
+    await fetch(f"{site.url}/notes.md", LOCAL_TESTING)
+    assert site.headers[0]["accept-encoding"] == "identity"
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body"),
+    [
+        ("gzip, gzip", nested_gzip_bomb()),  # 590 bytes that decode to 256 MiB
+        ("gzip,deflate", gzip.compress(zlib.compress(TEXT))),
+        ("identity, gzip, x-gzip", gzip.compress(gzip.compress(TEXT))),
+        ("br", b"\x0b\x02\x80hello\x03"),
+        ("zstd", b"(\xb5/\xfd"),
+        ("compress", b"\x1f\x9d"),
+        ("chunked", TEXT),
+    ],
+    ids=["gzip-gzip-bomb", "gzip-deflate", "gzip-x-gzip", "br", "zstd", "compress", "chunked"],
+)
+async def test_nested_or_unknown_content_encodings_are_refused_before_the_body(
+    site: WebServer, encoding: str, body: bytes
+) -> None:
+    site.routes["/packed.md"] = Reply(
+        200, {"Content-Type": "text/markdown", "Content-Encoding": encoding}, body
+    )
+    with pytest.raises(UrlUnsupportedEncoding) as refused:
+        await fetch(f"{site.url}/packed.md", LOCAL_TESTING)
+    assert refused.value.code == "url_unsupported_encoding"
+    assert "gzip and deflate" in refused.value.message or "more than once" in refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body"),
+    [
+        ("gzip", gzip.compress(TEXT)),
+        ("x-gzip", gzip.compress(TEXT)),
+        ("gzip", gzip.compress(TEXT[:100]) + gzip.compress(TEXT[100:])),  # two members
+        ("deflate", zlib.compress(TEXT)),
+        ("deflate", zlib.compress(TEXT)[2:-4]),  # raw deflate, as some servers send it
+        ("identity", TEXT),
+        ("", TEXT),
+    ],
+    ids=["gzip", "x-gzip", "gzip-members", "deflate", "raw-deflate", "identity", "none"],
+)
+async def test_one_gzip_or_deflate_coding_is_decoded(
+    site: WebServer, encoding: str, body: bytes
+) -> None:
+    headers = {"Content-Type": "text/markdown"}
+    if encoding:
+        headers["Content-Encoding"] = encoding
+    site.routes["/packed.md"] = Reply(200, headers, body, stream=True)
+    assert (await fetch(f"{site.url}/packed.md", LOCAL_TESTING)).data == TEXT
+
+
+async def test_a_gzip_bomb_is_cut_at_the_size_limit_once_decoded(site: WebServer) -> None:
+    bomb = gzip_of_zeros(64 * MB)  # 64 KB on the wire
+    site.routes["/bomb.md"] = Reply(
+        200, {"Content-Type": "text/markdown", "Content-Encoding": "gzip"}, bomb
+    )
+    with pytest.raises(UrlTooLarge, match="once decompressed"):
+        await fetch(f"{site.url}/bomb.md", LOCAL_TESTING)
+
+
+async def test_a_compressed_stream_that_never_decodes_a_byte_is_cut_at_the_limit(
+    site: WebServer,
+) -> None:
+    site.routes["/nothing.md"] = Reply(
+        200,
+        {"Content-Type": "text/markdown", "Content-Encoding": "gzip"},
+        gzip_that_decodes_to_nothing(2 * MB),
+        stream=True,
+    )
+    with pytest.raises(UrlTooLarge):
+        await fetch(f"{site.url}/nothing.md", LOCAL_TESTING)
+
+
+async def test_a_resolver_that_never_answers_hits_the_deadline() -> None:
+    answer = threading.Event()
+
+    def stuck(host: str, port: int) -> list[IPAddress]:
+        answer.wait(30)
+        return [ipaddress.ip_address("93.184.215.14")]
+
+    quick = PUBLIC_ONLY._replace(timeout_seconds=0.5)
+    try:
+        with pytest.raises(UrlUnreachable, match=re.escape("did not resolve within 0.5 seconds")):
+            await check_url("https://slow.example/a.pdf", quick, stuck)
+        with pytest.raises(UrlUnreachable, match=re.escape("within 0.5 seconds")):
+            await fetch("https://slow.example/a.pdf", quick, stuck)
+    finally:
+        answer.set()

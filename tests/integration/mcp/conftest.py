@@ -37,6 +37,7 @@ from service.app import create_app
 from service.runtime import open_runtime
 from service.services import projects, users
 from service.services.ingest import ingest_file
+from service.services.url_fetch import Resolver, system_resolver
 from service.settings import Settings
 from service.storage.db import connection
 from tests.conftest import create_database, drop_database, make_settings
@@ -153,11 +154,13 @@ def library(
 
 
 @contextmanager
-def live_app(settings: Settings) -> Iterator[str]:
-    """The whole app (lifespan included) under uvicorn on 127.0.0.1:<free port>."""
+def live_app(settings: Settings, resolve: Resolver = system_resolver) -> Iterator[str]:
+    """The whole app (lifespan included) under uvicorn on 127.0.0.1:<free port>; URL imports
+    look host names up with ``resolve``."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(create_app(settings), log_level="warning", ws="none", http="h11")
+    app = create_app(settings, resolve=resolve)
+    config = uvicorn.Config(app, log_level="warning", ws="none", http="h11")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

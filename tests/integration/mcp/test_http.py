@@ -103,7 +103,7 @@ async def test_search_with_no_matching_word_says_so_and_suggests_other_words(
         )
 
     assert not result.is_error
-    assert "None of the query's words occur" in text_of(result)
+    assert "no passage contains any of the query's words" in text_of(result)
     assert "other words" in text_of(result)
     assert result.structured_content["query_words_matched"] is False
 

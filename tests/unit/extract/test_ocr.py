@@ -13,6 +13,7 @@ import pytest
 from extract import ExtractionLimits, OcrOptions, extract_document
 from extract.ocr import (
     NoEngine,
+    OcrResult,
     PageImage,
     TextBox,
     TextLayer,
@@ -278,3 +279,19 @@ def _only_page(data: bytes, index: int) -> bytes:
     single.close()
     source.close()
     return out
+
+
+def test_parts_read_side_by_side_report_their_wall_clock_budget_not_its_sum() -> None:
+    """#24: four parts of one PDF, each recognising its own pages within a 90 s budget, ran
+    side by side: the document's OCR time budget was 90 s of wall-clock time, not 360 s."""
+    parts = [
+        OcrResult(
+            engine="rapidocr", texts={i * 10: "text"}, over_time_budget=[i * 10 + 1], seconds=s
+        )
+        for i, s in enumerate([90.0, 89.5, 90.0, 88.0])
+    ]
+    combined = OcrResult.combined(parts)
+    assert combined.seconds == 90.0
+    (note,) = [w for w in combined.warnings() if "time budget" in w]
+    assert "time budget of 90 s was used up" in note
+    assert combined.over_time_budget == [1, 11, 21, 31]

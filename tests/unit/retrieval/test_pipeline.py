@@ -8,9 +8,12 @@ from collections.abc import Callable, Sequence
 import pytest
 
 import retrieval
+from retrieval.citations import no_match_note
 from retrieval.errors import DocumentNotIndexed, EmptyQuery, InvalidSearchParameter, QueryTooLong
 from retrieval.index import ChunkIndex
-from retrieval.pipeline import MAX_QUERY_CHARS, NO_MATCH_WARNING, search
+from retrieval.pipeline import MAX_QUERY_CHARS, search
+from retrieval.rerankers.local import LocalReranker
+from retrieval.rerankers.none import NoReranker
 from retrieval.types import Candidate, RerankResult, SourceDocument
 
 FRUIT = SourceDocument(
@@ -189,11 +192,48 @@ def test_hits_cite_document_name_and_pages(index: ChunkIndex) -> None:
     assert "Oaks grow in forests." in hit.text
 
 
-def test_no_matching_term_warns_that_results_are_in_document_order(index: ChunkIndex) -> None:
-    result = search(index, "zebra", REFS, reranker=bm25_only(), top_k=3)
-    assert result.warnings == (NO_MATCH_WARNING,)
-    assert result.exhaustive
-    assert [hit.chunk_id for hit in result.hits] == ["fruit:0", "fruit:1", "fruit:2"]
+def test_no_matching_word_shows_what_the_reranker_scored_in_its_order(index: ChunkIndex) -> None:
+    by_length = ScoringReranker(lambda candidate: len(candidate.text))
+    result = search(index, "zebra", REFS, reranker=by_length, top_k=3)
+    assert result.warnings == (no_match_note("test", shown=True),)
+    assert "its order" in result.warnings[0] and "document order" not in result.warnings[0]
+    assert result.exhaustive and result.no_term_matched
+    scores = [hit.score for hit in result.hits]
+    assert len(scores) == 3 and scores == sorted(scores, reverse=True) and len(set(scores)) == 3
+
+
+def test_no_matching_word_without_a_reranker_is_nothing_and_says_so(index: ChunkIndex) -> None:
+    """#24: with NoReranker every candidate is BM25 0 and unscored, so nothing is shown, and the
+    warning says that, not "results are in document order" over an empty list."""
+    result = search(index, "zebra", REFS, reranker=NoReranker(), top_k=3)
+    assert result.hits == []
+    assert result.no_term_matched
+    assert result.warnings == (
+        "no passage contains any of the query's words, so no passage is shown",
+    )
+
+
+def test_no_matching_word_with_a_reranker_that_scored_nothing_is_nothing(
+    index: ChunkIndex,
+) -> None:
+    """The local model with no time to embed (a budget of 0; a cold cache) scores no candidate:
+    it ranks nothing, so a query matching no word still shows nothing, whatever the model's
+    state — and a deadline already passed says the same."""
+    cold = LocalReranker(embed_budget=0.0)
+    budgetless = search(index, "zebra", REFS, reranker=cold, top_k=3)
+    late = search(index, "zebra", REFS, reranker=cold, top_k=3, rerank_timeout=1e-9)
+    for result in (budgetless, late):
+        assert result.hits == [], result.warnings
+        assert no_match_note(None, shown=False) in result.warnings
+
+
+def test_a_passage_without_a_query_word_or_a_score_is_not_shown_while_partly_ranked(
+    index: ChunkIndex,
+) -> None:
+    """Partly ranked (the model warming, nothing scored yet): the passages holding a query word
+    are shown, in BM25 order; the filler the shortlist padded with is not."""
+    result = search(index, "apple", REFS, reranker=LocalReranker(embed_budget=0.0), top_k=10)
+    assert result.hits and all(hit.bm25 > 0 for hit in result.hits)
 
 
 def test_documents_passed_to_search_are_added_first() -> None:
