@@ -33,7 +33,7 @@ from extract import (
     extract_in_sandbox,
 )
 from extract.ocr import UNUSABLE, TextLayer, describe_pdf_page, ocr_reason
-from extract.pdf import MIN_TEXT_CHARS
+from extract.pdf import MIN_TEXT_CHARS, extract_pdf_part
 from tests.support.paths import CORPUS_DIR
 
 LAYOUT_BUDGET_SECONDS = 1.5
@@ -138,6 +138,22 @@ def test_corpus_pdf_gives_an_outcome_its_manifest_allows(
         allowed = tuple(ERROR_FOR_EXPECTATION[e] for e in expect if e in ERROR_FOR_EXPECTATION)
         assert isinstance(outcome, allowed), f"{outcome.code}: {outcome.message}; expected {expect}"
         assert outcome.message
+
+
+@pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")
+def test_pdf_that_breaks_pymupdf4llm_falls_back_to_plain_text_per_page() -> None:
+    # issue12963.pdf's form fields make pymupdf4llm fail ("Cycle in field parents"). Its own
+    # layer is not words, so it is never laid out now; English printed over its first page
+    # makes that page's layer good, and the layout model is asked again.
+    document: Any = pymupdf.open(CORPUS_DIR / "scanned_ocr_layer/issue12963.pdf")
+    for line in range(45):
+        document[0].insert_text((40, 60 + line * 16), "The committee reviewed the proposal.")
+    limits = ExtractionLimits(ocr=OcrOptions(engine="off"), layout_every_page=True)
+
+    part = extract_pdf_part(bytes(document.tobytes()), limits, range(0, 1))
+
+    assert part.failed == (0,) and "Cycle in field parents" in part.layout_failure
+    assert part.bodies[0].count("The committee reviewed the proposal.") == 45
 
 
 @pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")
