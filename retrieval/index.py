@@ -61,6 +61,9 @@ class IndexedDocument(NamedTuple):
     """Per chunk, the sha256 hex of :meth:`reader_text`: the reranker's cache key, which
     changes whenever the text the model reads does (the chunk's own key when no context is
     added)."""
+    content_terms: tuple[int, ...] = ()
+    """Per chunk, how many terms its own text has (its context and breadcrumb not counted):
+    what :func:`retrieval.noise.thinness` reads."""
 
     def reader_text(self, ordinal: int) -> str:
         """What BM25 and the reranker read for chunk ``ordinal``: context, breadcrumb, text
@@ -286,12 +289,21 @@ class ChunkIndex:
             + _CHUNK_OVERHEAD_BYTES * len(chunks)
         )
         density = tuple(citation_density(chunk.text, chunk.heading) for chunk in chunks)
+        counted: dict[str, int] = {}
+        for text in (*prefixes, *(chunk.heading for chunk in chunks)):
+            if text not in counted:
+                counted[text] = len(tokenizer.document_terms(text)) if text else 0
+        content = tuple(
+            max(0, int(length) - counted[prefix] - counted[chunk.heading])
+            for length, prefix, chunk in zip(terms.lengths, prefixes, chunks, strict=True)
+        )
         keys = frozenset(chunk.key for chunk in chunks)
         nbytes += 64 * len(keys)  # the set's slots (the strings are the chunks')
         nbytes += 8 * len(chunks) + sum(113 for prefix in prefixes if prefix)  # keys, slots
         return IndexedDocument(
-            doc.ref, chunks, terms, nbytes, language, density, keys, prefixes, reader_keys
-        )
+            doc.ref, chunks, terms, nbytes + 8 * len(chunks), language, density, keys, prefixes,
+            reader_keys, content,
+        )  # fmt: skip
 
     def _evict(self) -> None:
         """Drop least recently used entries until within ``max_bytes`` (lock held)."""

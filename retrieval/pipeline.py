@@ -26,7 +26,7 @@ from retrieval.document_questions import (
 from retrieval.errors import EmptyQuery, InvalidSearchParameter, QueryTooLong
 from retrieval.highlights import matched_words
 from retrieval.near_duplicates import collapse
-from retrieval.noise import demotion, look_alikes
+from retrieval.noise import demotion, look_alikes, thin_demotion, thinness
 from retrieval.relevance import SECTION_RELEVANCE, clamp, insufficient_evidence, lexical_relevance
 from retrieval.shortlist import (
     DEFAULT_KEEP,
@@ -131,7 +131,10 @@ def search(
     densities = [
         indexed[entry.document].reference_density[entry.ordinal] for entry in picked.entries
     ]
-    order, scores, relevance = _demote_references(order, scores, relevance, densities)
+    thin = thinness(
+        [indexed[entry.document].content_terms[entry.ordinal] for entry in picked.entries]
+    )
+    order, scores, relevance = _demote(order, scores, relevance, densities, thin)
     if sections and asked is not None:
         order = sorted(order, key=lambda i: sections.get(i, (len(order), 0)))
         relevance = [
@@ -321,16 +324,22 @@ def _with_look_alikes(
     ]
 
 
-def _demote_references(
-    order: list[int], scores: list[float], relevance: list[float], densities: Sequence[float]
+def _demote(
+    order: list[int],
+    scores: list[float],
+    relevance: list[float],
+    densities: Sequence[float],
+    thin: Sequence[float],
 ) -> tuple[list[int], list[float], list[float]]:
-    """Scores and relevance lowered in proportion to each passage's citation density
-    (:func:`retrieval.noise.citation_density`), and the order re-sorted to match."""
-    if not any(densities):
+    """Scores lowered in proportion to each passage's citation density
+    (:func:`retrieval.noise.citation_density`) and thinness (:func:`retrieval.noise.thinness`),
+    relevance for the density only, and the order re-sorted to match."""
+    if not any(densities) and not any(thin):
         return order, scores, relevance
-    factors = [demotion(density) for density in densities]
+    references = [demotion(density) for density in densities]
+    factors = [f * thin_demotion(t) for f, t in zip(references, thin, strict=True)]
     scores = [score - (1.0 - f) * abs(score) for score, f in zip(scores, factors, strict=True)]
-    relevance = [value * f for value, f in zip(relevance, factors, strict=True)]
+    relevance = [value * f for value, f in zip(relevance, references, strict=True)]
     keys = [-math.inf if math.isnan(score) else score for score in scores]
     position = {index: rank for rank, index in enumerate(order)}
     return sorted(order, key=lambda i: (-keys[i], position[i])), scores, relevance

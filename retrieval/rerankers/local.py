@@ -65,7 +65,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -104,6 +104,7 @@ class LocalReranker:
         query_cache_entries: int = 1024,
         cache_max_entries: int = 100_000,
         cache_max_bytes: int = 256 * 1024 * 1024,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """
         Args:
@@ -123,6 +124,10 @@ class LocalReranker:
             query_cache_entries: Query vectors kept for reuse by the same query text.
             cache_max_entries: Passage vectors kept in memory at most.
             cache_max_bytes: Bytes of passage vectors kept in memory at most.
+            clock: Seconds on the clock that ``rerank``'s ``deadline`` is read on, the
+                embedding budget is spent against and the speed estimate is measured
+                with (``time.monotonic``, the pipeline's clock; a test passes a
+                simulated one so that its figures do not depend on the machine's load).
 
         The model is loaded on first use (``rerank`` or ``warm``), not here.
         """
@@ -146,6 +151,7 @@ class LocalReranker:
         self.embed_budget = embed_budget
         self.query_cache_entries = query_cache_entries
         self.cache = VectorCache(max_entries=cache_max_entries, max_bytes=cache_max_bytes)
+        self.clock = clock
         self.passages_embedded = 0
         """How many passages this reranker has run through the model (not cache hits)."""
         self.queries_embedded = 0
@@ -237,10 +243,10 @@ class LocalReranker:
         embedder = self.load()
         if embedder is None:
             return bm25_order(candidates, f"local: model unavailable ({self.load_error})")
-        if time.monotonic() >= deadline:
+        if self.clock() >= deadline:
             return bm25_order(candidates, "local: deadline passed before scoring")
         if self.embed_budget is not None:
-            deadline = min(deadline, time.monotonic() + self.embed_budget)
+            deadline = min(deadline, self.clock() + self.embed_budget)
         try:
             query_vector = self._query_vector(embedder, query)
             vectors = self._passage_vectors(embedder, candidates, deadline)
@@ -294,14 +300,15 @@ class LocalReranker:
                 todo.setdefault(candidate.key, candidate.text)
         queue = list(todo.items())
         embedded_any = False
-        while queue and time.monotonic() < deadline:
+        while queue and self.clock() < deadline:
             with self._stats_lock:
                 seconds_per_passage = self._seconds_per_passage
             if seconds_per_passage is None:
                 size = 1  # nothing measured yet: one passage tells us the speed
             else:
-                left = deadline - time.monotonic()
-                size = min(self.batch_size, int(left / (_SAFETY_FACTOR * seconds_per_passage)))
+                left = deadline - self.clock()
+                expected = _SAFETY_FACTOR * max(seconds_per_passage, 1e-9)  # a clock at rest
+                size = min(self.batch_size, int(left / expected))
                 if size < 1:
                     if embedded_any:
                         break
@@ -317,15 +324,16 @@ class LocalReranker:
         self, embedder: MiniLMEmbedder, batch: Sequence[tuple[str, str]], *, measure: bool = True
     ) -> dict[str, Vector]:
         """Embed and cache ``batch``; ``measure`` feeds the query session's speed estimate."""
-        started = time.monotonic()
+        started = self.clock()
         rows = embedder.embed([text for _, text in batch])
-        elapsed = time.monotonic() - started
+        with self._stats_lock:  # counted as soon as done, before the clock is read again
+            self.passages_embedded += len(batch)
+        elapsed = self.clock() - started
         embedded = {key: rows[row] for row, (key, _) in enumerate(batch)}
         self.cache.put_many(self.model_id, embedded.items())
+        if not measure:
+            return embedded
         with self._stats_lock:
-            self.passages_embedded += len(batch)
-            if not measure:
-                return embedded
             # Rises at once, falls slowly: pessimistic, so batches fit the deadline.
             observed = elapsed / len(batch)
             previous = self._seconds_per_passage

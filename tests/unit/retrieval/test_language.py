@@ -88,3 +88,34 @@ def test_a_fixed_language_stems_every_document_with_it() -> None:
     index.add([FRENCH])
     (french,) = index.documents([FRENCH.ref])
     assert french.language == "english"
+
+
+FRENCH_WITH_SUMMARY = FRENCH._replace(
+    id="fr-summary",
+    content_hash="f2",
+    markdown=FRENCH.markdown
+    + "\nLes résumés sont construits à partir des requêtes les plus fréquentes, et chaque "
+    "résumé est évalué par sa couverture et par sa concision sur les données de l'entrepôt.\n"
+    + "\n## Summary\n\nIn this paper we propose a method for the logs of a warehouse: it is "
+    "the way it works and the results of it.\n",
+)
+FORM = SourceDocument(
+    "form",
+    "form.pdf",
+    "e2",
+    "<!-- page 1 -->\n# Form 1040NR\n\nThis form is for nonresident aliens who must file a "
+    "return of their income in the United States. Its catalog number is 11364D, and it is "
+    "printed on recycled paper by the Department of the Treasury.\n",
+)
+
+
+def test_a_question_in_english_does_not_match_english_stopwords_in_a_french_document() -> None:
+    index = ChunkIndex()
+    index.add([FRENCH_WITH_SUMMARY, FORM])
+    refs = [FRENCH_WITH_SUMMARY.ref, FORM.ref]
+    assert {doc.language for doc in index.documents(refs)} == {"french", "english"}
+    result = search(index, "What is the catalog number of the form?", refs, reranker=NoReranker())
+    assert [hit.document_id for hit in result.hits] == ["form"]
+    # A French question still finds the French document through the French stemmer.
+    result = search(index, "Quelle est la qualité du résumé ?", refs, reranker=NoReranker())
+    assert result.hits[0].document_id == "fr-summary"

@@ -1,9 +1,9 @@
-"""Reference lists are demoted; look-alike documents are named."""
+"""Reference lists and thin passages are demoted; look-alike documents are named."""
 
 from __future__ import annotations
 
 from retrieval.index import ChunkIndex
-from retrieval.noise import citation_density, demotion, look_alikes
+from retrieval.noise import THIN_TERMS, citation_density, demotion, look_alikes, thinness
 from retrieval.pipeline import search
 from retrieval.rerankers.none import NoReranker
 from retrieval.types import SourceDocument
@@ -92,3 +92,30 @@ def test_the_same_passage_in_two_documents_is_returned_once() -> None:
     result = search(index, "deposit returned", [first.ref, copy.ref], reranker=NoReranker())
     assert [hit.document_id for hit in result.hits] == ["a"]
     assert [ref.name for ref in result.sources[0].look_alikes] == ["lease-b.pdf"]
+
+
+def test_thinness_grows_as_a_passage_has_fewer_terms_than_its_competitors() -> None:
+    assert thinness([0, THIN_TERMS // 2, THIN_TERMS, 200, 300]) == [1.0, 0.5, 0.0, 0.0, 0.0]
+    # When most candidates are short, short is how the documents are: nothing is thin.
+    assert thinness([3, 5, 8, 200]) == [0.0, 0.0, 0.0, 0.0]
+    assert thinness([]) == []
+
+
+_PARAGRAPH = (
+    "Form 1040NR is filed by nonresident aliens who had income from sources in the United "
+    "States. The catalog number printed at the foot of its first page is 11364D, and the form "
+    "must be signed and dated by the taxpayer or an authorised agent before it is mailed to "
+    "the service centre named in the instructions for the year of the return. "
+)
+
+
+def test_a_header_only_passage_ranks_below_the_paragraph_that_answers() -> None:
+    markdown = (
+        "<!-- page 1 -->\n# Catalog number\n\nForm 1040NR catalog number\n\n"
+        "<!-- page 2 -->\n# Filing\n\n" + _PARAGRAPH * 3 + "\n"
+    )
+    document = SourceDocument("f", "f.pdf", "h", markdown)
+    index = ChunkIndex()
+    index.add([document])
+    result = search(index, "Form 1040NR catalog number", [document.ref], reranker=NoReranker())
+    assert [hit.pages for hit in result.hits[:2]] == [(2, 2), (1, 1)]
