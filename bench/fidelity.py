@@ -36,9 +36,14 @@ sys.path.insert(0, str(REPO_DIR))
 
 from extract import ExtractionError, ExtractionLimits, extract_document  # noqa: E402
 from extract.fidelity import Fidelity, compare, markdown_words, words  # noqa: E402
+from extract.form_fields import page_form_values  # noqa: E402
+from extract.lam_alef import apply_fixes, lam_alef_fixes  # noqa: E402
 from extract.ocr.plausibility import (  # noqa: E402
+    MIN_ENGLISH_STOPWORDS,
     MIN_TOKENS,
+    english_share,
     is_garbage,
+    misread_share,
     odd_share,
     stopword_share,
     tokens,
@@ -67,8 +72,12 @@ def text_pdfs(max_pages: int | None = None) -> list[str]:
 
 def page_text_layer(page: Any) -> str:
     """A PyMuPDF page's text layer as the extractor reads it: its text blocks, in order
-    (``get_text("blocks")``, as :func:`extract.ocr.describe_pdf_page` joins them)."""
-    return "\n".join(str(block[4]) for block in page.get_text("blocks") if block[6] == 0)
+    (``get_text("blocks")``, as :func:`extract.ocr.describe_pdf_page` joins them), and the
+    values of its filled form fields that it does not show (:mod:`extract.form_fields`),
+    with Arabic lam-alef ligatures in their logical order (:mod:`extract.lam_alef`)."""
+    layer = "\n".join(str(block[4]) for block in page.get_text("blocks") if block[6] == 0)
+    layer = apply_fixes(layer, lam_alef_fixes(page, layer))
+    return "\n".join([layer, *page_form_values(page, layer)])
 
 
 def text_layer_pages(path: Path) -> list[str]:
@@ -112,10 +121,14 @@ def page_fidelity(layer: list[str], markdown: str, ocr_pages: set[int]) -> dict[
 
 def print_layer_statistics(only: list[str]) -> None:
     """Per PDF of the manifest, the word-shape and stopword shares that
-    :mod:`extract.ocr.plausibility` judges a text layer by, and the pages it flags."""
+    :mod:`extract.ocr.plausibility` judges a text layer by, the pages it flags, and the
+    highest misread share of its English pages (judged only over scans by the extractor)."""
     entries: list[dict[str, Any]] = json.loads((CORPUS_DIR / "manifest.json").read_text())
-    print("| document | pages judged | highest odd share | lowest stopword share | flagged |")
-    print("|---|---:|---:|---:|---|")
+    print(
+        "| document | pages judged | highest odd share | lowest stopword share | flagged "
+        "| highest misread share (English pages) |"
+    )
+    print("|---|---:|---:|---:|---|---:|")
     for entry in entries:
         path = entry["path"]
         if not path.endswith(".pdf") or (only and not any(part in path for part in only)):
@@ -132,9 +145,15 @@ def print_layer_statistics(only: list[str]) -> None:
         if not judged:
             continue
         flagged = [number for _, _, number, garbage in judged if garbage]
+        misread = [
+            misread_share(tokens(text))
+            for text in layer
+            if english_share(tokens(text)) >= MIN_ENGLISH_STOPWORDS
+        ]
         print(
             f"| {path} | {len(judged)} | {max(judged)[0]:.2f} | "
-            f"{min(row[1] for row in judged):.2f} | {', '.join(map(str, flagged)) or '–'} |"
+            f"{min(row[1] for row in judged):.2f} | {', '.join(map(str, flagged)) or '–'} | "
+            f"{max(misread, default=0.0):.2f} |"
         )
 
 

@@ -34,7 +34,7 @@ Pillow's own decompression-bomb threshold, so this limit is the one that speaks)
 _FORMATS = ("PNG", "JPEG", "TIFF", "WEBP", "MPO")  # MPO: a JPEG with extra frames (cameras)
 
 
-def _open(data: bytes) -> Any:
+def open_image(data: bytes) -> Any:
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -94,7 +94,7 @@ def extract_image(
         EmptyDocumentError: nothing legible was recognised.
     """
     started = clock()
-    image = _open(data)
+    image = open_image(data)
     with image:
         # Pillow gives ``n_frames`` only to formats that can hold several (not to JPEG).
         frames = int(getattr(image, "n_frames", 1) or 1)
@@ -128,4 +128,6 @@ def extract_image(
         )
     bodies = [result.texts.get(index, "") for index in range(frames)]
     extraction = assemble_pages(bodies, "image", result.warnings())
-    return dataclasses.replace(extraction, ocr_pages=result.recognised_pages)
+    return dataclasses.replace(
+        extraction, ocr_pages=result.recognised_pages, ocr_lines=result.ocr_lines()
+    )

@@ -3,9 +3,10 @@
 Per page, in order:
 
 1. PyMuPDF reads the plain text blocks. A page with no text layer (a scan), a
-   garbage one, or one that is a tiny fraction of a mostly-image page is
-   rendered and recognised by OCR (:mod:`extract.ocr`, within its budget; the
-   warnings name the recognised pages). When no page has text after that, or
+   garbage one, a poor OCR layer, or one that is a tiny fraction of a mostly-image
+   page is rendered and recognised by OCR (:mod:`extract.ocr`, within its budget;
+   the warnings name the recognised pages). A garbage layer that recognition does
+   not read is dropped: the page counts as one without text. When no page has text after that, or
    the share of pages still without text is above
    ``limits.max_scanned_fraction`` ("most pages are scans"), the whole document
    is refused with :class:`ScannedPdfError`, saying why recognition did not
@@ -30,6 +31,10 @@ Per page, in order:
    reported in ``warnings``).
    Vertical CJK pages (:mod:`extract.vertical`) skip layout analysis and are read
    column by column, right to left.
+4. Arabic lam-alef ligatures that MuPDF reads back to front are put in their logical
+   order in every rendering of the page (:mod:`extract.lam_alef`).
+5. The values of filled form fields that the page does not show (a choice scrolled
+   out of its list box) are appended to it, once each (:mod:`extract.form_fields`).
 
 Long PDFs are read in parallel parts (:mod:`extract.pdf_ranges`, driven by
 :class:`extract.sandbox.SandboxPool`): :func:`survey_pdf` checks the document as a
@@ -57,6 +62,9 @@ from extract.errors import (
     ScannedPdfError,
 )
 from extract.fidelity import join_hyphenated
+from extract.figures import find_figures
+from extract.form_fields import page_form_values
+from extract.lam_alef import apply_fixes, lam_alef_fixes
 from extract.markdown import assemble_pages
 from extract.markdown import page_ranges as _page_ranges
 from extract.ocr import (
@@ -71,10 +79,11 @@ from extract.ocr import (
     recognise_pages,
     render_pdf_page,
 )
+from extract.ocr import UNUSABLE as _UNUSABLE
 from extract.reconcile import reconcile
 from extract.restructure import with_layout_structure
 from extract.simple_page import needs_layout, simple_markdown
-from extract.types import Extraction, ExtractionLimits, Progress
+from extract.types import Extraction, ExtractionLimits, Figure, Progress
 from extract.vertical import is_vertical, vertical_paragraphs
 
 __all__ = [
@@ -85,11 +94,15 @@ __all__ = [
     "extract_pdf",
     "extract_pdf_part",
     "join_pdf_parts",
+    "open_pdf",
     "survey_pdf",
 ]
 
 LAYOUT_KEEP_RATIO = 0.5
 """pymupdf4llm output with fewer letters/digits than this share of the plain text is discarded."""
+
+_NO_TEXT: frozenset[OcrReason | None] = frozenset({"no_text", *_UNUSABLE})
+"""Pages without text of their own unless recognition reads them."""
 
 _PICTURE_TEXT_MARKERS = re.compile(r"<!-- (Start|End) of picture text -->\n?")
 
@@ -106,6 +119,11 @@ class _PlainPage:
     layer: TextLayer | None = None
     vertical: bool = False
     """Vertical CJK writing, read column by column (no layout analysis)."""
+    form_values: list[str] = field(default_factory=list)
+    """Filled form fields' values the page does not show (:mod:`extract.form_fields`)."""
+    fixes: dict[str, str] = field(default_factory=dict)
+    """Words whose lam-alef ligatures MuPDF reversed, and their fixed forms
+    (:mod:`extract.lam_alef`), for every rendering of the page."""
 
     @property
     def markdown(self) -> str:
@@ -129,6 +147,9 @@ def _read_plain(document: Any, index: int) -> _PlainPage:
     try:
         page = document[index]
         blocks = page.get_text("blocks")
+        fixes = lam_alef_fixes(page, "\n".join(str(b[4]) for b in blocks if b[6] == 0))
+        if fixes:
+            blocks = [(*b[:4], apply_fixes(str(b[4]), fixes), *b[5:]) for b in blocks]
         has_images = bool(page.get_images()) or any(block[6] == 1 for block in blocks)
         layer = describe_pdf_page(page, blocks)
         vertical = is_vertical(blocks)
@@ -136,6 +157,7 @@ def _read_plain(document: Any, index: int) -> _PlainPage:
             paragraphs = vertical_paragraphs(page)
         else:
             paragraphs = [" ".join(join_hyphenated(b[4]).split()) for b in blocks if b[6] == 0]
+        form_values = page_form_values(page, layer.text)
     except Exception as exc:
         return _PlainPage([], has_images=False, error=_page_error(exc))
     return _PlainPage(
@@ -144,6 +166,8 @@ def _read_plain(document: Any, index: int) -> _PlainPage:
         layer=layer,
         vertical=vertical,
         blocks=blocks,
+        form_values=form_values,
+        fixes=fixes,
     )
 
 
@@ -155,7 +179,7 @@ def _page_error(exc: Exception) -> str:
     return reason
 
 
-def _open(data: bytes) -> Any:
+def open_pdf(data: bytes) -> Any:
     import pymupdf
 
     try:
@@ -215,7 +239,7 @@ def survey_pdf(data: bytes, limits: ExtractionLimits) -> PdfSurvey:
         CorruptDocumentError, EncryptedDocumentError, DocumentTooLargeError: as
             :func:`extract_pdf` would.
     """
-    document = _open(data)
+    document = open_pdf(data)
     with document:
         page_count = _checked_page_count(document, limits)
         plain = [_read_plain(document, index) for index in range(page_count)]
@@ -254,12 +278,12 @@ def _check_scans(
         raise ScannedPdfError(
             len(scanned),
             page_count,
-            f"This PDF is a scan: {len(scanned)} of {page_count} pages have no text layer, "
-            f"and {why}",
+            f"This PDF is a scan: {len(scanned)} of {page_count} pages have no text layer "
+            f"(or one that is not text), and {why}",
         )
     return [
-        f"{len(scanned)} of {page_count} pages have no text layer (scanned images) and are not "
-        f"searchable ({why}): page {_numbers(scanned)}"
+        f"{len(scanned)} of {page_count} pages have no text layer (scanned images, or a layer "
+        f"that is not text) and are not searchable ({why}): page {_numbers(scanned)}"
     ]
 
 
@@ -320,7 +344,7 @@ class _LayoutPass:
             self.over_budget.append(index)
             return plain.markdown
         try:
-            markdown = _layout_markdown(self._document, index)
+            markdown = apply_fixes(_layout_markdown(self._document, index), plain.fixes)
         except Exception as exc:
             self.failed.append(index)
             self.first_failure = self.first_failure or (str(exc) or type(exc).__name__)
@@ -348,7 +372,7 @@ class _LayoutPass:
             return None
         self._body_sizes[simple.body] += 1
         self.simple.append(index)
-        return simple.markdown
+        return apply_fixes(simple.markdown, plain.fixes)
 
 
 @dataclass(frozen=True)
@@ -363,7 +387,8 @@ class PdfPart:
     start: int
     bodies: tuple[str, ...]
     scanned: tuple[int, ...] = ()
-    """Pages without a text layer that recognition did not read (left out ones included)."""
+    """Pages without a text layer, or with one that is not text, that recognition did not
+    read (left out ones included)."""
     ocr: OcrResult = field(default_factory=OcrResult)
     """What recognition made of this part's pages without usable text."""
     unreadable: tuple[int, ...] = ()
@@ -381,6 +406,8 @@ class PdfPart:
     """Pages that took the fast path (no layout analysis needed)."""
     implausible: tuple[int, ...] = ()
     """Pages whose text layer is not words (:mod:`extract.ocr.plausibility`)."""
+    figures: tuple[Figure, ...] = ()
+    """The figures of this part's pages (:mod:`extract.figures`)."""
 
 
 def extract_pdf_part(
@@ -408,7 +435,7 @@ def extract_pdf_part(
         Same as :func:`extract_pdf`.
     """
     started = clock()  # the budgets count from here, so they include the plain pass
-    document = _open(data)
+    document = open_pdf(data)
     with document:
         page_count = _checked_page_count(document, limits)
         wanted = range(page_count) if pages is None else pages
@@ -445,7 +472,7 @@ def extract_pdf_part(
         )
         recognition.over_page_budget.extend(sorted(set(reasons) & set(ocr_left_out)))
         recognised = recognition.texts
-        unread = [i for i, reason in reasons.items() if reason == "no_text" and i not in recognised]
+        unread = [i for i, reason in reasons.items() if reason in _NO_TEXT and i not in recognised]
         if whole:
             _check_scans(
                 _scans(unread, recognition),
@@ -455,6 +482,12 @@ def extract_pdf_part(
                 _scan_reason(recognition),
             )
 
+        figures = [
+            figure
+            for index, page in zip(wanted, plain, strict=True)
+            if page.error is None
+            for figure in _figures(document, index)
+        ]
         layout = _LayoutPass(
             document, started + limits.layout_budget(), clock, limits, layout_failure
         )
@@ -463,10 +496,10 @@ def extract_pdf_part(
             if index in recognised:
                 bodies.append(recognised[index])
                 continue  # counted when it was recognised
-            if page.error or reasons.get(index) == "no_text":
+            if page.error or reasons.get(index) in _NO_TEXT:
                 bodies.append("")
             else:
-                bodies.append(layout.render(index, page))
+                bodies.append("\n\n".join([layout.render(index, page), *page.form_values]))
             page_done()
     return PdfPart(
         page_count=page_count,
@@ -485,7 +518,16 @@ def extract_pdf_part(
         implausible=tuple(sorted(i for i, reason in reasons.items() if reason == "not_words")),
         vertical=tuple(layout.vertical),
         simple=tuple(layout.simple),
+        figures=tuple(figures),
     )
+
+
+def _figures(document: Any, index: int) -> list[Figure]:
+    """The figures of page ``index``; none when finding them fails (never the page's text)."""
+    try:
+        return find_figures(document[index], index + 1)
+    except Exception:
+        return []
 
 
 def join_pdf_parts(
@@ -569,7 +611,12 @@ def join_pdf_parts(
         )
     bodies = [body for part in ordered for body in part.bodies]
     extraction = assemble_pages(bodies, "pdf", notes)
-    return dataclasses.replace(extraction, ocr_pages=recognition.recognised_pages)
+    return dataclasses.replace(
+        extraction,
+        ocr_pages=recognition.recognised_pages,
+        figures=tuple(figure for part in ordered for figure in part.figures),
+        ocr_lines=recognition.ocr_lines(),
+    )
 
 
 def _numbers(indexes: Sequence[int]) -> str:

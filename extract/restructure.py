@@ -8,7 +8,11 @@ from its text layer's paragraphs instead, but its structure is carried over:
   paragraphs) turns those words into that heading;
 * a layout table replaces the paragraphs whose words it holds, at the first of
   them, when they hold its words too (at least :data:`MIN_TABLE_PRECISION` of
-  them both ways): a table that cuts or repeats words is left out.
+  them both ways): a table that cuts or repeats words is left out. A table the
+  layout model merged with the prose beside it (a column of running text next to
+  a figure's table: ``tracemonkey.pdf`` p. 8) is tried again without its first
+  or last columns, up to :data:`MAX_DROPPED_COLUMNS` of them, and kept without
+  them when what is left passes; the prose stays the text layer's paragraphs.
 
 Anything else of the layout (lists, emphasis, figure text) is left out.
 """
@@ -22,6 +26,7 @@ from collections.abc import Sequence
 from extract.fidelity import compare, markdown_words, normalise, strip_markup, words
 
 __all__ = [
+    "MAX_DROPPED_COLUMNS",
     "MIN_COVERED",
     "MIN_TABLE_PRECISION",
     "with_layout_structure",
@@ -32,6 +37,9 @@ MIN_TABLE_PRECISION = 0.95
 words (recall and precision of one against the other)."""
 MIN_COVERED = 0.8
 """A paragraph is the table's when at least this share of its words are in the table."""
+
+MAX_DROPPED_COLUMNS = 2
+"""Columns a merged layout table may lose at either edge (and keep two at least)."""
 
 _HEADING = re.compile(r"^(#{1,6}) (.+)$")
 
@@ -85,9 +93,26 @@ def _place_heading(paragraphs: list[str], level: str, heading: str, start: int) 
     return -1
 
 
-def _place_table(paragraphs: list[str], table: str) -> None:
-    """Put ``table`` in place of the paragraphs whose words it holds, when those paragraphs
-    hold its words too (the same words, both ways, to :data:`MIN_TABLE_PRECISION`)."""
+def _cells(line: str) -> list[str]:
+    """The cells of a Markdown table row (``\\|`` inside a cell is not a border)."""
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return re.split(r"(?<!\\)\|", inner)
+
+
+def _without_edge_columns(table: str, left: int, right: int) -> str | None:
+    """``table`` without its ``left`` first and ``right`` last columns, or None when a row
+    has another number of cells or fewer than two columns would be left."""
+    rows = [_cells(line) for line in table.splitlines()]
+    width = len(rows[0])
+    if any(len(row) != width for row in rows) or width - left - right < 2:
+        return None
+    return "\n".join("|" + "|".join(row[left : width - right]) + "|" for row in rows)
+
+
+def _table_cover(paragraphs: Sequence[str], table: str) -> list[int] | None:
+    """The paragraphs ``table`` may replace (see :func:`_place_table`), or None."""
     cells = markdown_words(table)
     remaining = Counter(cells)
     covered: list[int] = []
@@ -102,10 +127,29 @@ def _place_table(paragraphs: list[str], table: str) -> None:
             taken += own
     same = compare(taken, cells)
     if not covered or min(same.recall, same.precision) < MIN_TABLE_PRECISION:
-        return
-    paragraphs[covered[0]] = table
-    for index in reversed(covered[1:]):
-        del paragraphs[index]
+        return None
+    return covered
+
+
+def _place_table(paragraphs: list[str], table: str) -> None:
+    """Put ``table`` in place of the paragraphs whose words it holds, when those paragraphs
+    hold its words too (the same words, both ways, to :data:`MIN_TABLE_PRECISION`); failing
+    that, the same without a column or two of prose at its edges (see the module)."""
+    trimmed = (
+        _without_edge_columns(table, left, right)
+        for dropped in range(1, MAX_DROPPED_COLUMNS + 1)
+        for left in range(dropped + 1)
+        for right in (dropped - left,)
+    )
+    for candidate in (table, *trimmed):
+        if candidate is None:
+            continue
+        covered = _table_cover(paragraphs, candidate)
+        if covered is not None:
+            paragraphs[covered[0]] = candidate
+            for index in reversed(covered[1:]):
+                del paragraphs[index]
+            return
 
 
 def with_layout_structure(layout: str, paragraphs: Sequence[str], layer: str) -> str:

@@ -27,6 +27,7 @@ is what a worker uses:
   document ``limits.timeout_ceiling_seconds``. A part whose child dies, runs out
   of memory or time is read again as plain text, and the warning names its pages.
 * Office files, and larger text files, get a fresh child each.
+* A page image (:meth:`SandboxPool.render`) is drawn by a pooled child, under the same caps.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from extract.errors import (
     ExtractionTimeout,
     error_from_payload,
 )
+from extract.page_render import RenderedPage, RenderRequest
 from extract.pdf import PdfPart, join_pdf_parts
 from extract.pdf_ranges import (
     IN_PROCESS_KINDS,
@@ -406,6 +408,21 @@ class SandboxPool:
         finally:
             threads.shutdown(cancel_futures=True)  # after a failure, start no further part
         return join_pdf_parts(parts, limits, [str(warning) for warning in plan["warnings"]])
+
+    def render(
+        self, data: bytes, request: RenderRequest, *, limits: ExtractionLimits
+    ) -> RenderedPage:
+        """Draw one page of an original in a pooled child, within ``limits.memory_mb`` and
+        ``limits.timeout_seconds`` (the child is killed after it).
+
+        Raises:
+            ExtractionError: the child's typed error (the page cannot be drawn), or
+                ExtractionTimeout, DocumentTooLargeError (memory) or CorruptDocumentError
+                (the child died).
+        """
+        header = _header("original", None, limits, "render", render=to_wire(request))
+        answer = self._run(header, data, limits, limits.timeout_seconds)
+        return from_wire(_field(answer, "rendered"), RenderedPage, "page image")
 
     def _run(
         self,

@@ -9,7 +9,9 @@ before the first document is read. Operations (``op``):
 * ``plan``: a PDF of at least ``split_min_pages`` pages is only checked and
   answered with its page count and the pages past its OCR page budget (the parent
   then asks for parts); anything else is extracted as with ``extract``;
-* ``part``: pages ``[start, stop)`` of a PDF as a :class:`extract.pdf.PdfPart`.
+* ``part``: pages ``[start, stop)`` of a PDF as a :class:`extract.pdf.PdfPart`;
+* ``render``: one page drawn as :func:`extract.page_render.render_page` (the request's
+  ``render`` field is a :class:`~extract.page_render.RenderRequest`).
 
 With ``--warm`` it first caps its memory and imports the PDF libraries, so it can
 wait as a spare (:class:`extract.sandbox.SandboxPool`); a child whose stdin closes
@@ -28,6 +30,7 @@ from typing import IO, Any
 from extract.detect import detect_kind
 from extract.document import extract_document
 from extract.errors import DocumentTooLargeError, ExtractionError, UnsupportedFormatError
+from extract.page_render import RenderRequest, render_page
 from extract.pdf import extract_pdf_part, survey_pdf
 from extract.sandbox import too_large
 from extract.types import ExtractionLimits
@@ -65,6 +68,9 @@ def _answer(header: dict[str, Any], data: bytes, out: IO[bytes]) -> dict[str, An
                 ocr_left_out=[int(index) for index in header.get("ocr_left_out", ())],
             )
             return {"part": to_wire(part)}
+        if op == "render":
+            request = from_wire(header["render"], RenderRequest, "page request")
+            return {"rendered": to_wire(render_page(data, request))}
         if op == "plan":
             kind, warnings = detect_kind(data, filename, content_type)
             if kind == "pdf":

@@ -3,9 +3,13 @@
 Most pages of manuals and books are one column of prose, which the layout model
 reads no differently from the text layer, at about 0.7 CPU-seconds a page.
 :func:`needs_layout` decides cheaply, from what PyMuPDF already read, whether a
-page may hold something only the model recovers: an image (a figure), vector
-graphics beyond a few rules (table grids, diagrams), or text blocks side by side
-(columns, or a table without rules). Every other page is rendered by
+page may hold something only the model recovers: an image with text over it (a
+figure's labels, a background), vector graphics beyond a few rules (table grids,
+diagrams), or text blocks side by side (columns, or a table without rules). An
+image no text overlaps (a screenshot, a photograph) is not read by the model
+either (OCR off, it gives nothing for it), and the running head and foot (the
+top and bottom :data:`MARGIN_SHARE` of the page: a title beside a page number) do
+not count as text side by side, and a block wholly inside that band is never a heading. Every other page is rendered by
 :func:`simple_markdown` from ``page.get_text("dict")``: a short block in a font
 The lines opening a block are a heading when their font is clearly larger than
 the body text's (``#`` from :data:`TITLE_RATIO` times the body size, ``##`` from
@@ -27,6 +31,7 @@ from extract.fidelity import join_hyphenated
 
 __all__ = [
     "HEADING_RATIO",
+    "MARGIN_SHARE",
     "MAX_BOLD_HEADING_CHARS",
     "MAX_BOLD_HEADING_LINES",
     "MAX_HEADING_CHARS",
@@ -49,6 +54,8 @@ MAX_HEADING_CHARS = 150
 MAX_HEADING_LINES = 3
 """A heading is at most this many lines (of at most ``MAX_HEADING_CHARS`` each)."""
 
+MARGIN_SHARE = 0.1
+"""The running head and foot: lines in this share of the page's height at its top or bottom."""
 MIN_TABLE_ROWS = 3
 """Rows of side-by-side lines from which a page is taken for a table (layout's job)."""
 MAX_BOLD_HEADING_LINES = 2
@@ -89,9 +96,42 @@ def _side_by_side(blocks: Sequence[Sequence[Any]]) -> bool:
     return False
 
 
+def _in_body(page: Any, box: Sequence[float]) -> bool:
+    """Whether a box is below the running head and above the running foot."""
+    top, height = float(page.rect.y0), float(page.rect.height)
+    return box[1] >= top + MARGIN_SHARE * height and box[3] <= top + (1 - MARGIN_SHARE) * height
+
+
+def _in_margin(page: Any, box: Sequence[float]) -> bool:
+    """Whether a box lies wholly in the running head's or foot's band (never a heading)."""
+    top, height = float(page.rect.y0), float(page.rect.height)
+    return box[3] <= top + MARGIN_SHARE * height or box[1] >= top + (1 - MARGIN_SHARE) * height
+
+
+def _overlaps(first: Sequence[float], second: Sequence[float]) -> bool:
+    width = min(first[2], second[2]) - max(first[0], second[0])
+    height = min(first[3], second[3]) - max(first[1], second[1])
+    return width > 1 and height > 1
+
+
+def _text_over_images(page: Any, blocks: Sequence[Sequence[Any]]) -> bool:
+    """Whether any text block overlaps an image (figure labels, a background, a scan)."""
+    images = [info["bbox"] for info in page.get_image_info()]
+    images += [block[:4] for block in blocks if block[6] == 1]
+    if not images:
+        return False
+    text = [block[:4] for block in blocks if block[6] == 0 and str(block[4]).strip()]
+    return any(_overlaps(image, box) for image in images for box in text)
+
+
 def needs_layout(page: Any, blocks: Sequence[Sequence[Any]], has_images: bool) -> bool:
     """Whether a page may hold a figure, a table or columns (see the module)."""
-    return has_images or _side_by_side(blocks) or _visible_paths(page) > MAX_RULES
+    body = [block for block in blocks if _in_body(page, block[:4])]
+    return (
+        (has_images and _text_over_images(page, blocks))
+        or _side_by_side(body)
+        or _visible_paths(page) > MAX_RULES
+    )
 
 
 def _line_text(line: dict[str, Any]) -> str:
@@ -148,7 +188,7 @@ def _number_joined(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return lines
 
 
-def _block_markdown(block: dict[str, Any], body: float) -> str:
+def _block_markdown(block: dict[str, Any], body: float, *, headings: bool = True) -> str:
     lines = [line for line in block["lines"] if _line_text(line).strip()]
     if not lines:
         return ""
@@ -163,7 +203,7 @@ def _block_markdown(block: dict[str, Any], body: float) -> str:
     for line in _number_joined(lines):
         text = " ".join(_line_text(line).split())
         own = [span for span in line["spans"] if span["text"].strip()]
-        this = "" if prose else _heading_level(own, text, body)
+        this = "" if prose or not headings else _heading_level(own, text, body)
         if this and (not heading or this == level) and len(heading) < MAX_HEADING_LINES:
             heading.append(text)
             level = this
@@ -185,11 +225,16 @@ def _block_markdown(block: dict[str, Any], body: float) -> str:
     )
 
 
-def _tabular(blocks: list[dict[str, Any]]) -> bool:
-    """Whether lines stand side by side on :data:`MIN_TABLE_ROWS` rows or more (a table
-    without rules; a running head with its page number is one such row)."""
+def _tabular(page: Any, blocks: list[dict[str, Any]]) -> bool:
+    """Whether lines of the page's body (running head and foot aside) stand side by side
+    on :data:`MIN_TABLE_ROWS` rows or more (a table without rules)."""
     boxes = sorted(
-        (line["bbox"] for block in blocks for line in block["lines"] if _line_text(line).strip()),
+        (
+            line["bbox"]
+            for block in blocks
+            for line in block["lines"]
+            if _line_text(line).strip() and _in_body(page, line["bbox"])
+        ),
         key=lambda box: box[1],
     )
     rows = 0
@@ -218,8 +263,11 @@ def simple_markdown(page: Any, body: float | None = None) -> SimplePage | None:
     ``body`` is the document's body font size when known: a title page has no body text.
     """
     blocks = [block for block in page.get_text("dict")["blocks"] if block["type"] == 0]
-    if _tabular(blocks):
+    if _tabular(page, blocks):
         return None
     own = _body_size(blocks)
-    parts = [_block_markdown(block, body or own) for block in blocks]
+    parts = [
+        _block_markdown(block, body or own, headings=not _in_margin(page, block["bbox"]))
+        for block in blocks
+    ]
     return SimplePage("\n\n".join(part for part in parts if part), own)

@@ -92,6 +92,35 @@ class ExtractionLimits:
         return self.timeout_seconds / 2
 
 
+Rect = tuple[float, float, float, float]
+"""A box on a page, in points: (x0, y0, x1, y1), origin top left."""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure of a PDF page (:mod:`extract.figures`): where it is, its caption included,
+    and what it is called. Only the box is kept, never pixels."""
+
+    page: int
+    """1-based."""
+    box: Rect
+    caption: str = ""
+    """The caption's text ("Figure 3: Trace trees…"), "" when it has none."""
+    label: str = ""
+    """"Figure 3" (from the caption), "" when it has none."""
+
+
+@dataclass(frozen=True)
+class OcrLine:
+    """One line of text recognised on a page (OCR), where it sits as shares of the page's
+    width and height (0-1, origin top left), so it maps onto the page at any size."""
+
+    page: int
+    """1-based."""
+    box: Rect
+    text: str
+
+
 @dataclass(frozen=True)
 class Extraction:
     """A document as page-marked Markdown.
@@ -107,6 +136,10 @@ class Extraction:
     warnings: tuple[str, ...] = ()
     ocr_pages: tuple[int, ...] = ()
     """1-based pages whose text was recognised from images (OCR), not read from a text layer."""
+    figures: tuple[Figure, ...] = ()
+    """The figures of a PDF's pages, in page order (none for other kinds)."""
+    ocr_lines: tuple[OcrLine, ...] = ()
+    """Where the recognised lines of ``ocr_pages`` sit, so a passage can be found on them."""
 
     def __post_init__(self) -> None:
         if len(self.page_offsets) != self.page_count:

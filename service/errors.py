@@ -18,10 +18,12 @@ A subclass's docstring is its default message::
     ├── RequestTimedOut (408)
     ├── NotFound (404)
     │   ├── UserNotFound, ProjectNotFound, DocumentNotFound, UploadNotFound, TokenNotFound
-    │   └── DocumentRequestNotFound
+    │   ├── DocumentRequestNotFound
+    │   └── NoPageImage, PageNotFound, PassageNotFound, FigureNotFound (page images)
     ├── Conflict (409)
     │   ├── UserExists, ProjectExists, DuplicateDocumentName, DocumentNotReady, UploadAlreadyUsed
     │   └── DocumentRequestAlreadyApproved, TooManyDocumentRequests, SyncPathTaken
+    ├── PageRenderFailed (422)
     ├── UploadRefused (4xx: 413 too large, 415 type, 400 file not in the store)
     ├── UrlRefused (4xx: 400 not allowed, 422 unreachable, 413 too large, 415 type or encoding)
     ├── RateLimited (429)
@@ -155,6 +157,33 @@ class TokenNotFound(NotFound):
     code = "token_not_found"
 
 
+class NoPageImage(NotFound):
+    """This kind of document has no page images (only PDFs and images do); read its text or
+    open its original instead."""
+
+    code = "no_page_image"
+
+
+class PageNotFound(NotFound):
+    """The document has no such page."""
+
+    code = "page_not_found"
+
+
+class PassageNotFound(NotFound):
+    """No passage of this document has that id (ids come from search results, and change
+    when the document is extracted again)."""
+
+    code = "passage_not_found"
+
+
+class FigureNotFound(NotFound):
+    """The document has no such figure on that page (figure numbers come from search results'
+    `figure`, and change when the document is extracted again)."""
+
+    code = "figure_not_found"
+
+
 class DocumentRequestNotFound(NotFound):
     """No such document request in this project."""
 
@@ -215,6 +244,14 @@ class SyncPathTaken(Conflict):
     """Another document of the project already mirrors that file of a synced folder."""
 
     code = "sync_path_taken"
+
+
+class PageRenderFailed(ShortlistError):
+    """The page could not be drawn: the original is damaged, or drawing it needed more memory
+    or time than allowed."""
+
+    status = 422
+    code = "page_render_failed"
 
 
 class UploadRefused(ShortlistError):

@@ -19,6 +19,7 @@ from pydantic import SecretStr
 from extract import SandboxPool
 from service.jobs import Jobs
 from service.services.extraction import sandbox_pool
+from service.services.page_images import PageImages
 from service.services.rate_limit import RateLimiter
 from service.services.search import SearchEngine
 from service.services.url_fetch import Resolver, system_resolver
@@ -48,6 +49,7 @@ class Runtime:
         jobs: Jobs,
         search: SearchEngine,
         sandboxes: SandboxPool,
+        page_images: PageImages,
         resolve: Resolver = system_resolver,
     ) -> None:
         self.settings = settings
@@ -58,6 +60,8 @@ class Runtime:
         self.search = search
         self.sandboxes = sandboxes
         """Extraction processes; spares start with the first worker or extraction."""
+        self.page_images = page_images
+        """Page drawing processes (started on the first page image) and the drawn-page cache."""
         self.resolve = resolve
         """How URL imports look host names up (the system's resolver, called in a thread)."""
         self.search_limiter = RateLimiter(settings.server.search_rate_per_minute)
@@ -143,6 +147,7 @@ async def open_runtime(
             settings, background=background, score_every_candidate=score_every_candidate
         )
         sandboxes = sandbox_pool(settings)
+        page_images = PageImages(settings)
         try:
             await jobs.open()
             yield Runtime(
@@ -153,9 +158,11 @@ async def open_runtime(
                 jobs=jobs,
                 search=search,
                 sandboxes=sandboxes,
+                page_images=page_images,
                 resolve=resolve,
             )
         finally:
+            page_images.close()
             sandboxes.close()
             search.close()
             await jobs.close()

@@ -236,6 +236,19 @@ class SearchSettings(BaseModel):
     """How long calls to Cohere stop once the failure threshold is reached; then one is let through."""
 
 
+class PageImageSettings(BaseModel):
+    """Pages of originals drawn as pictures (`GET /api/documents/{id}/pages/{n}/image`), in sandbox processes under the extraction memory cap."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    timeout_seconds: float = Field(default=20.0, gt=0, le=600)
+    """Wall-clock limit on drawing one page; the process is killed after it and the request answers 422 `page_render_failed`."""
+    cache_mb: int = Field(default=64, ge=0)
+    """Memory bound of the in-process cache of drawn pages (by document content, page and options); 0 keeps none."""
+    processes: int = Field(default=2, ge=1, le=16)
+    """Pages drawn at once in one service process (each in its own sandbox process, kept for the next); more requests wait."""
+
+
 class JobSettings(BaseModel):
     """The PostgreSQL-backed extraction queue."""
 
@@ -336,6 +349,7 @@ class Settings(BaseSettings):
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     ocr: OcrSettings = Field(default_factory=OcrSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
+    page_images: PageImageSettings = Field(default_factory=PageImageSettings)
     jobs: JobSettings = Field(default_factory=JobSettings)
     fetch: FetchSettings = Field(default_factory=FetchSettings)
     requests: RequestSettings = Field(default_factory=RequestSettings)

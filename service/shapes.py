@@ -18,6 +18,7 @@ from retrieval.citations import ranking_note
 from retrieval.relevance import RelevanceLabel
 from retrieval.types import Ranking
 from service.services import mentions
+from service.services.page_images import page_image_path
 from service.services.search import ProjectSearch
 
 
@@ -45,6 +46,22 @@ class SearchNearCopy(Struct):
             ge=0.0,
             le=1.0,
             description="Word 3-shingle Jaccard with the result's text; 1 for an identical passage.",
+        ),
+    ]
+
+
+class SearchFigure(Struct):
+    number: Annotated[
+        int, msgspec.Meta(description="The figure's number in its document, from 1, page order.")
+    ]
+    page: int
+    label: Annotated[str, msgspec.Meta(description='"Figure 3", or "" without a caption.')]
+    caption: str
+    image_url: Annotated[
+        str,
+        msgspec.Meta(
+            description="The figure (its caption included) drawn as a PNG cropped from its page "
+            "(GET /api/documents/{id}/pages/{n}/image?figure=number)."
         ),
     ]
 
@@ -96,6 +113,26 @@ class SearchHit(Struct):
             )
         ),
     ]
+    page_image_url: Annotated[
+        str | None,
+        msgspec.Meta(
+            description=(
+                "The passage's first page drawn as a PNG with the passage marked on it "
+                "(GET /api/documents/{id}/pages/{n}/image?highlight=chunk_id; add "
+                "&crop=passage for its region alone); needs the same token as the search. "
+                "None for a document without pages to draw (only PDFs and images have them)."
+            )
+        ),
+    ] = None
+    figure: Annotated[
+        SearchFigure | None,
+        msgspec.Meta(
+            description=(
+                "The figure this passage is or sits beside (it holds the figure's caption, or "
+                "names it on the figure's page); None when there is none."
+            )
+        ),
+    ] = None
 
 
 class SearchSource(Struct):
@@ -202,6 +239,13 @@ class SearchResponse(Struct):
                         )
                         for copy in hit.near_copies
                     ],
+                    page_image_url=(
+                        found.base_url
+                        + page_image_path(hit.document_id, hit.pages[0], passage=hit.chunk_id)
+                        if hit.document_id in found.pictured
+                        else None
+                    ),
+                    figure=_figure(found, hit.document_id, hit.chunk_id),
                 )
                 for hit in result.hits
             ],
@@ -232,6 +276,21 @@ class SearchResponse(Struct):
             query_words_matched=not result.no_term_matched,
             documents_not_searchable=found.documents_not_searchable,
         )
+
+
+def _figure(found: ProjectSearch, document_id: str, chunk_id: str) -> SearchFigure | None:
+    numbered = found.figures.get(chunk_id)
+    if numbered is None:
+        return None
+    figure = numbered.figure
+    path = page_image_path(document_id, figure.page, figure=numbered.number)
+    return SearchFigure(
+        number=numbered.number,
+        page=figure.page,
+        label=figure.label,
+        caption=figure.caption,
+        image_url=found.base_url + path,
+    )
 
 
 class TermCount(Struct):

@@ -172,11 +172,22 @@ WHERE d.id = %(document_id)s AND p.id = d.project_id AND p.user_id = %(user_id)s
 RETURNING d.id;
 
 -- list_ready_document_refs --
--- Id, name and content hash of a project's searchable documents (optionally only some)
-SELECT id, name, content_hash FROM documents
+-- Id, name, content hash and kind of a project's searchable documents (optionally only some)
+SELECT id, name, content_hash, kind FROM documents
 WHERE project_id = %(project_id)s AND status = 'ready'
   AND (%(document_ids)s::uuid[] IS NULL OR id = ANY(%(document_ids)s::uuid[]))
 ORDER BY created_at, id;
+
+-- fetch_document_figures --
+-- The figures of the given documents that have any (a search's results, a figure's picture)
+SELECT id, figures FROM documents
+WHERE id = ANY(%(document_ids)s::uuid[]) AND status = 'ready' AND figures <> '[]'::jsonb;
+
+-- fetch_document_ocr_lines --
+-- The recognised lines of one page of one of the user's documents
+SELECT line FROM documents d JOIN projects p ON p.id = d.project_id,
+     jsonb_array_elements(d.ocr_lines) AS line
+WHERE d.id = %(document_id)s AND p.user_id = %(user_id)s AND (line ->> 'page')::int = %(page)s;
 
 -- fetch_documents_markdown --
 -- The Markdown of the given documents, for the in-memory chunk cache
@@ -204,7 +215,8 @@ WHERE id = %(document_id)s AND status = 'processing';
 -- Save a successful extraction: the whole Markdown, once, and the type of the kind found
 UPDATE documents SET status = 'ready', markdown = %(markdown)s, content_hash = %(content_hash)s,
        kind = %(kind)s, content_type = %(content_type)s, page_count = %(page_count)s,
-       warnings = %(warnings)s, ocr_pages = %(ocr_pages)s,
+       warnings = %(warnings)s, ocr_pages = %(ocr_pages)s, figures = %(figures)s,
+       ocr_lines = %(ocr_lines)s,
        error_code = NULL, error_message = NULL, extracted_at = now(), updated_at = now()
 WHERE id = %(document_id)s AND status = 'processing'
 RETURNING id, project_id, content_hash;
@@ -216,7 +228,8 @@ SELECT pg_notify(%(channel)s, %(document_id)s);
 -- store_extraction_error --
 -- Save why a document cannot be searched
 UPDATE documents SET status = 'error', error_code = %(error_code)s, error_message = %(error_message)s,
-       markdown = NULL, content_hash = NULL, ocr_pages = '{}', updated_at = now()
+       markdown = NULL, content_hash = NULL, ocr_pages = '{}', figures = '[]',
+       ocr_lines = '[]', updated_at = now()
 WHERE id = %(document_id)s AND status IN ('pending', 'processing')
 RETURNING id;
 

@@ -84,6 +84,10 @@ CREATE TABLE documents (
     original_sha256 text CHECK (length(original_sha256) = 64),
     sync_size       bigint,
     sync_mtime_ns   bigint,
+    -- The figures of its PDF pages: [{page, box, caption, label}] (013_document_figures.sql).
+    figures         jsonb NOT NULL DEFAULT '[]'::jsonb CHECK (jsonb_typeof(figures) = 'array'),
+    -- Where its OCR'd pages' recognised lines sit: [{page, box, text}] (014_ocr_lines.sql).
+    ocr_lines       jsonb NOT NULL DEFAULT '[]'::jsonb CHECK (jsonb_typeof(ocr_lines) = 'array'),
     CHECK (status <> 'ready' OR (markdown IS NOT NULL AND content_hash IS NOT NULL)),
     CHECK (status <> 'error' OR error_code IS NOT NULL)
 );

@@ -8,9 +8,12 @@ Three parts, each usable alone (one module each; this package re-exports what ca
   *garbage text* (at least ``GARBAGE_SHARE`` of its characters are U+FFFD, control,
   private-use or unassigned code points: glyphs without a Unicode mapping; or a few
   characters, mostly symbols), *not words* (its tokens are shaped like no word of any script:
-  :mod:`extract.ocr.plausibility`), or text that covers a *tiny fraction* of a page that is mostly
-  image (a scan with a stamped page number), or when forced. Any other page keeps its text
-  layer and is never recognised.
+  :mod:`extract.ocr.plausibility`), an English OCR layer over a scan with too many *misread*
+  words (``aieiabership``: letter trigrams no English word has), or text that covers a *tiny
+  fraction* of a page that is mostly image (a scan with a stamped page number), or when forced.
+  Any other page keeps its text layer and is never recognised. A garbage or not-words layer
+  that recognition does not read (OCR off, over budget, illegible) is not used either: the page
+  is left without text, as a scan would be (``UNUSABLE``).
 * **Which engine** (:mod:`extract.ocr.engines`). :func:`select_engine` resolves ``auto |
   rapidocr | tesseract | off``: RapidOCR ships its PP-OCR models inside its wheel and runs on
   onnxruntime, so ``auto`` works offline after a plain install; Tesseract is used when asked
@@ -41,6 +44,7 @@ from extract.ocr.recognise import ocr_deadline, recognise_pages
 from extract.ocr.result import OcrResult
 from extract.ocr.text_layer import (
     MIN_TEXT_CHARS,
+    UNUSABLE,
     OcrReason,
     TextLayer,
     describe_pdf_page,
@@ -50,6 +54,7 @@ from extract.ocr.text_layer import (
 __all__ = [
     "MAX_RENDER_SIDE",
     "MIN_TEXT_CHARS",
+    "UNUSABLE",
     "NoEngine",
     "OcrEngine",
     "OcrReason",

@@ -21,6 +21,14 @@ a page fails two checks that real text in any language passes:
 :data:`MIN_STOPWORD_SHARE`. Scripts without spaces between words (Han, kana,
 Hangul) and scripts without a list pass on word shapes alone.
 
+A third check is for OCR layers that are words, but too many of them misread
+(``aieiabership`` for *membership*): over a page that is mostly a scanned image,
+in English (at least :data:`MIN_ENGLISH_STOPWORDS` of its tokens are English
+stopwords), :func:`misread_share` is the share of its distinct lower-case words
+holding a letter trigram no English word has (:mod:`extract.ocr.trigrams`);
+:func:`is_misread` flags a page from :data:`MAX_MISREAD_SHARE`. Other languages
+have no trigram table and are not judged so.
+
 The thresholds were set on the page statistics of ``../shared/corpus``'s text
 layers (``python -m bench.fidelity --layers`` prints them): in-sample, and said so in
 ``docs/benchmarks.md``.
@@ -32,13 +40,21 @@ import re
 import unicodedata
 from functools import cache
 
+from extract.ocr.trigrams import unlisted
+
 __all__ = [
+    "MAX_MISREAD_SHARE",
     "MAX_ODD_SHARE",
+    "MIN_ENGLISH_STOPWORDS",
+    "MIN_JUDGED_WORDS",
     "MIN_STOPWORD_SHARE",
     "MIN_TOKENS",
     "ODD_SHARE_WITHOUT_STOPWORDS",
+    "english_share",
     "is_garbage",
+    "is_misread",
     "is_odd",
+    "misread_share",
     "odd_share",
     "stopword_share",
     "tokens",
@@ -52,6 +68,13 @@ MIN_STOPWORD_SHARE = 0.1
 """...when fewer than this share of its tokens are common words of any listed language."""
 MIN_TOKENS = 30
 """Pages with fewer tokens are not judged."""
+MAX_MISREAD_SHARE = 0.1
+"""An English OCR layer with at least this share of its distinct lower-case words holding a
+trigram no English word has is a poor one (:func:`is_misread`)..."""
+MIN_ENGLISH_STOPWORDS = 0.1
+"""...where English means at least this share of its tokens are English stopwords..."""
+MIN_JUDGED_WORDS = 20
+"""...and it has at least this many distinct lower-case words to judge."""
 
 _SPACELESS = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _EDGE = "\"'“”‘’«»‹›()[]{}<>.,;:!?¡¿*•·…–—-/\\|"
@@ -59,6 +82,13 @@ _MATH_SCRIPTS = frozenset({"LATIN", "GREEK", "MATHEMATICAL"})
 """Scripts that mix in one token in mathematics (``κn``, ``αβx``)."""
 _INNER_OK = frozenset("-'’.&/_()[]{}+=^−")
 """Inside a word: hyphens, apostrophes, abbreviations, paths and the brackets of math."""
+
+
+@cache
+def _english_stopwords() -> frozenset[str]:
+    import bm25s.stopwords as lists
+
+    return frozenset(word.casefold() for word in lists.STOPWORDS_EN)
 
 
 @cache
@@ -136,3 +166,37 @@ def is_garbage(text: str) -> bool:
     return odd >= MAX_ODD_SHARE or (
         odd >= ODD_SHARE_WITHOUT_STOPWORDS and stopword_share(words) < MIN_STOPWORD_SHARE
     )
+
+
+def english_share(words: list[str]) -> float:
+    """Share of the tokens that are English stopwords."""
+    listed = _english_stopwords()
+    return sum(1 for word in words if word.casefold() in listed) / len(words) if words else 0.0
+
+
+def _ascii_letters(word: str) -> str:
+    """A lower-case word with its accents dropped, or "" when it is not all Latin letters."""
+    folded = "".join(
+        char for char in unicodedata.normalize("NFKD", word) if not _mark(char)
+    ).casefold()
+    return folded if folded.isascii() and folded.isalpha() else ""
+
+
+def _judged(words: list[str]) -> set[str]:
+    """The distinct lower-case words of three letters or more, accents dropped."""
+    return {folded for word in words if word.islower() and len(folded := _ascii_letters(word)) >= 3}
+
+
+def misread_share(words: list[str]) -> float:
+    """Share of the distinct lower-case words holding a trigram no English word has."""
+    judged = _judged(words)
+    return sum(1 for word in judged if unlisted(word)) / len(judged) if judged else 0.0
+
+
+def is_misread(text: str) -> bool:
+    """Whether an English OCR layer has too many misread words (see the module); meant for
+    pages that are mostly a scanned image, where the text layer is someone's OCR."""
+    words = tokens(text)
+    if english_share(words) < MIN_ENGLISH_STOPWORDS or len(_judged(words)) < MIN_JUDGED_WORDS:
+        return False
+    return misread_share(words) >= MAX_MISREAD_SHARE

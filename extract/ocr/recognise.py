@@ -65,7 +65,8 @@ def recognise_pages(
             continue
         try:
             image = render(index)
-            text = "" if image.is_blank() else layout_text(chosen.recognise(image))
+            boxes = [] if image.is_blank() else chosen.recognise(image)
+            text = layout_text(boxes) if boxes else ""
         except MemoryError:
             raise
         except Exception as exc:
@@ -76,6 +77,11 @@ def recognise_pages(
             slowest = max(slowest, clock() - now)
         if sum(1 for char in text if char.isalnum()) >= MIN_RECOGNISED_CHARS:
             result.texts[index] = text
+            width, height = max(image.width, 1), max(image.height, 1)
+            result.lines[index] = [
+                (box.x0 / width, box.y0 / height, box.x1 / width, box.y1 / height, box.text)
+                for box in boxes
+            ]
             if on_recognised is not None:
                 on_recognised(index)
         else:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from extract.markdown import page_ranges
+from extract.types import OcrLine
 
 
 @dataclass
@@ -16,6 +17,9 @@ class OcrResult:
     unavailable: str | None = None
     """Why no engine read anything (OCR off, or no engine installed)."""
     texts: dict[int, str] = field(default_factory=dict)
+    lines: dict[int, list[tuple[float, float, float, float, str]]] = field(default_factory=dict)
+    """Per page read, its recognised lines: (x0, y0, x1, y1) as shares of the page image's
+    width and height, and the text."""
     illegible: list[int] = field(default_factory=list)
     over_page_budget: list[int] = field(default_factory=list)
     over_time_budget: list[int] = field(default_factory=list)
@@ -37,6 +41,7 @@ class OcrResult:
             merged.engine = merged.engine or result.engine
             merged.unavailable = merged.unavailable or result.unavailable
             merged.texts.update(result.texts)
+            merged.lines.update(result.lines)
             merged.illegible.extend(result.illegible)
             merged.over_page_budget.extend(result.over_page_budget)
             merged.over_time_budget.extend(result.over_time_budget)
@@ -49,6 +54,15 @@ class OcrResult:
     def recognised_pages(self) -> tuple[int, ...]:
         """1-based numbers of the pages whose text came from recognition."""
         return tuple(sorted(index + 1 for index in self.texts))
+
+    def ocr_lines(self) -> tuple[OcrLine, ...]:
+        """The recognised lines of every page read, in page order (1-based pages)."""
+        return tuple(
+            OcrLine(index + 1, (x0, y0, x1, y1), text)
+            for index in sorted(self.lines)
+            if index in self.texts
+            for x0, y0, x1, y1, text in self.lines[index]
+        )
 
     @property
     def left_out(self) -> list[int]:

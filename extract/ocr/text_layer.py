@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from extract.ocr.plausibility import is_garbage
+from extract.ocr.plausibility import is_garbage, is_misread
 
 MIN_TEXT_CHARS = 10
 """Below this many letters/digits, a page that shows an image (or ink) has no text layer."""
@@ -28,8 +28,12 @@ share of dark pixels in a coarse rendering."""
 _INK_DPI = 18
 _UNMAPPED_CATEGORIES = frozenset({"Cc", "Co", "Cn", "Cs"})
 
-OcrReason = Literal["no_text", "garbage_text", "not_words", "tiny_text", "forced"]
+OcrReason = Literal["no_text", "garbage_text", "not_words", "misread_text", "tiny_text", "forced"]
 """Why a page is recognised instead of read from its text layer."""
+UNUSABLE: frozenset[OcrReason] = frozenset({"garbage_text", "not_words"})
+"""Reasons whose text layer is not text at all: a page recognition does not read is left
+without text (not searchable) rather than given that layer. A ``misread_text`` layer (an
+English OCR layer with many misread words) keeps its words when recognition fails."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,8 @@ def ocr_reason(layer: TextLayer, *, force: bool = False) -> OcrReason | None:
         return "garbage_text"
     if is_garbage(layer.text):
         return "not_words"
+    if layer.image_area >= IMAGE_COVER_SHARE and is_misread(layer.text):
+        return "misread_text"
     if layer.image_area >= IMAGE_COVER_SHARE and layer.text_area < TINY_TEXT_SHARE:
         return "tiny_text"
     return "forced" if force else None

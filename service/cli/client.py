@@ -125,6 +125,20 @@ class ShortlistClient:
         self._json(response)  # raises the service's error, if any
         return response.content
 
+    def page_image(self, path: str) -> bytes:
+        """``GET /api/documents/{id}/pages/{n}/image…`` (``path`` with its query): the PNG."""
+        response = self._request("GET", path)
+        if response.status_code >= 400:
+            self._json(response)  # raises the service's error
+        return response.content
+
+    def file_link(self, document_id: str) -> str:
+        """``GET /api/documents/{id}/file``: a short-lived link to the original."""
+        link: dict[str, Any] = self._json(
+            self._request("GET", f"/api/documents/{document_id}/file")
+        )
+        return str(link["url"])
+
     def mentions(self, project_id: str, terms: list[str], match: str) -> bytes:
         """``GET /api/projects/{id}/mentions``: the answer's JSON, as the service sent it."""
         response = self._request(

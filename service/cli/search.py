@@ -37,6 +37,15 @@ url_option = click.option(
 @optional_user_option
 @url_option
 @click.option("--top-k", type=int, default=None, help="How many passages to return.")
+@click.option(
+    "--open",
+    "open_number",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Show result N in your viewer: its page with the passage marked (PDFs, images), "
+    "else the original at its page ($BROWSER chooses the viewer).",
+)
 @json_option
 @command_errors
 def search(
@@ -45,11 +54,13 @@ def search(
     user_name: str | None,
     url: str | None,
     top_k: int | None,
+    open_number: int | None,
     as_json: bool,
 ) -> None:
     """Search a project; prints cited passages. Through the running service when
     SHORTLIST_TOKEN is set (and no --user); otherwise in this process, scoring every
     candidate before answering."""
+    from service.cli import open_result
     from service.services.search import search_project
     from service.shapes import SearchResponse
 
@@ -59,14 +70,22 @@ def search(
         with client:
             target = client.resolve_project(project_name)
             raw = client.search(str(target["id"]), query, top_k=top_k)
-        answer = msgspec.json.decode(raw, type=SearchResponse)
+            answer = msgspec.json.decode(raw, type=SearchResponse)
+            if open_number is not None:
+                open_result.open_remote(client, open_result.chosen(answer, open_number))
     else:
 
         async def work(runtime: Runtime) -> Any:
             principal = await acting_user(runtime, user_name)
-            return await search_project(runtime, principal, project_name, query, top_k=top_k)
+            found = SearchResponse.from_search(
+                await search_project(runtime, principal, project_name, query, top_k=top_k)
+            )
+            if open_number is not None:
+                hit = open_result.chosen(found, open_number)
+                await open_result.open_local(runtime, principal, hit)
+            return found
 
-        answer = SearchResponse.from_search(run_with_runtime(settings, work))
+        answer = run_with_runtime(settings, work)
         raw = msgspec.json.encode(answer)
         click.echo(LOCALLY, err=True)
     if as_json:

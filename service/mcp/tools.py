@@ -17,15 +17,15 @@ from mcp_types import CallToolResult, TextContent
 
 from extract.page_markers import find_page_markers
 from service.errors import ShortlistError, as_shortlist_error
-from service.mcp import render
+from service.mcp import pictures, render
 from service.mcp.caller import Caller, resolve_project
 from service.records import Document
 from service.services import document_requests as requests_service
 from service.services import documents as documents_service
 from service.services import imports as imports_service
 from service.services import mentions as mentions_service
+from service.services import page_images, text_documents
 from service.services import search as search_service
-from service.services import text_documents
 from service.services.search import ProjectSearch
 from service.shapes import SearchResponse
 from service.storage.db import connection
@@ -78,7 +78,10 @@ async def search_documents(
     project: str | None = None,
     top_k: int | None = None,
     documents: Sequence[str] | None = None,
+    images: pictures.ImageMode = "figures",
 ) -> CallToolResult:
+    """The search's text, the links to each result's page and original, then the pictures
+    ``images`` asks for (each named by its result number)."""
     found = await search_service.search_project(
         caller.runtime,
         caller.principal,
@@ -87,7 +90,60 @@ async def search_documents(
         top_k=top_k,
         documents=documents,
     )
-    return text_result(render.search_text(found), search_structured(found))
+    blocks: list[pictures.Block] = [TextContent(type="text", text=render.search_text(found))]
+    if links := await pictures.result_links(caller, found):
+        blocks.append(TextContent(type="text", text=links))
+    if images != "none":
+        draw = pictures.passage_pictures if images == "passages" else pictures.figure_pictures
+        drawn, notes = await draw(caller, found)
+        blocks.extend(pictures.picture_blocks(drawn, notes))
+    return CallToolResult(content=blocks, structured_content=search_structured(found))
+
+
+@reports_errors
+async def show_page(
+    caller: Caller,
+    document: str,
+    page: int,
+    highlight: str | None = None,
+    project: str | None = None,
+) -> CallToolResult:
+    """One page of a document as a picture (at most the model's size), ``highlight`` (a
+    result's ``chunk_id``) marked on it, with links to the page image and the original."""
+    async with connection(caller.runtime.pool) as conn:
+        found = await documents_service.find_document(
+            conn, caller.principal, document, caller.project_named(project)
+        )
+    drawn = await page_images.page_image(
+        caller.runtime,
+        caller.principal,
+        found.id,
+        page,
+        passage=highlight,
+        max_side=pictures.MODEL_LONG_EDGE,
+    )
+    image_url = caller.runtime.settings.public_url + page_images.page_image_path(
+        found.id, page, passage=highlight
+    )
+    async with connection(caller.runtime.pool) as conn:
+        original = await documents_service.download_url(
+            caller.runtime, conn, caller.principal, found.id
+        )
+    label = f"{found.name} — p. {page} of {found.page_count or 1}"
+    if drawn.covered is not None:
+        label += f", the passage marked ({drawn.covered:.0%} of its words found on this page)"
+    links = f"[page image]({image_url}) · [the original at p. {page}]({original}#page={page})"
+    structured = {
+        "document": {"id": str(found.id), "name": found.name},
+        "page": page,
+        "page_count": found.page_count or 1,
+        "covered": drawn.covered,
+        "page_image_url": image_url,
+        "original_url": f"{original}#page={page}",
+    }
+    picture = pictures.Picture(label, drawn.png)
+    blocks = pictures.picture_blocks([picture], [links])
+    return CallToolResult(content=blocks, structured_content=structured)
 
 
 def search_structured(found: ProjectSearch) -> dict[str, Any]:

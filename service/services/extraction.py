@@ -16,6 +16,7 @@ from uuid import UUID
 
 import anyio
 import anyio.to_thread
+from psycopg.types.json import Jsonb
 
 from extract import (
     KIND_CONTENT_TYPES,
@@ -25,9 +26,10 @@ from extract import (
     OcrOptions,
     SandboxPool,
 )
+from extract.wire import to_wire
 from retrieval.types import SourceDocument
 from service.errors import ShortlistError
-from service.services import imports, prefilter
+from service.services import figures, imports, prefilter
 from service.storage.blobs import BlobNotFound
 from service.storage.db import Connection, connection, execute, fetch_one
 
@@ -143,6 +145,8 @@ async def save_extraction(
             page_count=extraction.page_count,
             warnings=[warning.replace("\x00", "\ufffd") for warning in extraction.warnings],
             ocr_pages=list(extraction.ocr_pages),
+            figures=figures.stored(extraction.figures),
+            ocr_lines=Jsonb(to_wire(list(extraction.ocr_lines))),
         )
         if row is not None and terms is not None:
             await prefilter.store_terms(conn, terms.document, terms.config, terms.terms)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 from uuid import UUID
 
@@ -31,11 +32,14 @@ from retrieval.rerankers import (
     WarmableReranker,
     make_reranker,
 )
+from retrieval.types import Hit
 from service import metrics
 from service.errors import DocumentNotFound, InvalidRequest
 from service.records import Principal, Project
-from service.services import documents, prefilter, projects
+from service.services import documents, figures, prefilter, projects
 from service.services.documents import not_searchable_count
+from service.services.figures import NumberedFigure
+from service.services.page_images import has_page_images
 from service.services.warmup import Warmup, source
 from service.storage.db import Connection, connection, fetch_all
 
@@ -60,6 +64,8 @@ class Loaded(NamedTuple):
     """The Markdown of those of ``refs`` the cache lacked."""
     ready: int
     """How many ready documents were searched."""
+    pictured: frozenset[str] = frozenset()
+    """The ids of those of ``refs`` that have page images."""
     prefiltered: Prefiltered | None = None
     """BM25's shortlist from PostgreSQL (:mod:`service.services.prefilter`), for a project of
     at least ``search.prefilter_min_passages`` passages whose terms are all stored."""
@@ -75,6 +81,12 @@ class ProjectSearch(NamedTuple):
     documents_not_searchable: int
     """The project's documents left out because they are pending, extracting or failed (0 for
     a search restricted to named documents, each of which must be searchable)."""
+    pictured: frozenset[str] = frozenset()
+    """Ids of the searched documents that have page images (PDFs and images)."""
+    base_url: str = ""
+    """The service's public base URL, which the page image addresses of the results start with."""
+    figures: Mapping[str, NumberedFigure] = MappingProxyType({})
+    """The figure each result is or sits beside, by chunk id (results beside none left out)."""
 
 
 async def search_project(
@@ -114,7 +126,24 @@ async def search_project(
     result = await engine.rank(target.id, query, found, top_k=top_k)
     metrics.record_search(result, load_seconds=loaded_at - started)
     left_out = 0 if document_ids else not_searchable_count(target, found.ready)
-    return ProjectSearch(target, query, result, left_out)
+    pictured = found.pictured
+    beside = await _figures_beside(runtime, result.hits, pictured)
+    return ProjectSearch(
+        target, query, result, left_out, pictured, runtime.settings.public_url, beside
+    )
+
+
+async def _figures_beside(
+    runtime: Runtime, hits: Sequence[Hit], pictured: frozenset[str]
+) -> Mapping[str, NumberedFigure]:
+    """The figure each result is or sits beside, read (on a short-lived connection) for the
+    results' documents that have pages."""
+    wanted = {UUID(hit.document_id) for hit in hits if hit.document_id in pictured}
+    if not wanted:
+        return MappingProxyType({})
+    async with connection(runtime.pool) as conn:
+        stored = await figures.figures_of(conn, wanted)
+    return MappingProxyType(figures.beside_hits(hits, stored))
 
 
 def _check_document_count(documents: Sequence[UUID | str] | None) -> list[UUID | str]:
@@ -250,8 +279,8 @@ class SearchEngine:
         *,
         query: str,
     ) -> Loaded:
-        """The project's ready documents (or only ``document_ids``) to rank for ``query``, and
-        the text the cache lacks.
+        """The project's ready documents (or only ``document_ids``) to rank for ``query``, the
+        text the cache lacks, and the ids of those that have page images.
 
         A project of at least ``search.prefilter_min_passages`` passages, every one of whose
         searched documents has its terms stored, is shortlisted by PostgreSQL here
@@ -275,22 +304,28 @@ class SearchEngine:
                 limit=min(search_settings.shortlist_keep, search_settings.max_candidates),
             )
             wanted = list(dict.fromkeys(UUID(p.document_id) for p in prefiltered.passages))
-            refs = await self._refs(conn, project_id, wanted) if wanted else []
-            return Loaded(refs, await self._load_missing(conn, refs), covered.ready, prefiltered)
-        refs = await self._refs(conn, project_id, document_ids)
-        return Loaded(refs, await self._load_missing(conn, refs), len(refs))
+            refs, pictured = (
+                await self._refs(conn, project_id, wanted) if wanted else ([], frozenset())
+            )
+            missing = await self._load_missing(conn, refs)
+            return Loaded(refs, missing, covered.ready, pictured, prefiltered)
+        refs, pictured = await self._refs(conn, project_id, document_ids)
+        return Loaded(refs, await self._load_missing(conn, refs), len(refs), pictured)
 
     async def _refs(
         self, conn: Connection, project_id: UUID, document_ids: Sequence[UUID] | None
-    ) -> list[DocumentRef]:
-        """The project's ready documents (or only those of ``document_ids``), oldest first."""
+    ) -> tuple[list[DocumentRef], frozenset[str]]:
+        """The project's ready documents (or only those of ``document_ids``), oldest first, and
+        the ids of those that have page images."""
         rows = await fetch_all(
             conn,
             "list_ready_document_refs",
             project_id=project_id,
             document_ids=list(document_ids) if document_ids else None,
         )
-        return [DocumentRef(str(row["id"]), row["name"], row["content_hash"]) for row in rows]
+        refs = [DocumentRef(str(row["id"]), row["name"], row["content_hash"]) for row in rows]
+        pictured = frozenset(str(row["id"]) for row in rows if has_page_images(row["kind"]))
+        return refs, pictured
 
     async def rank(
         self,

@@ -32,8 +32,8 @@ from extract import (
     ScannedPdfError,
     extract_in_sandbox,
 )
-from extract.ocr import TextLayer
-from extract.pdf import MIN_TEXT_CHARS
+from extract.ocr import UNUSABLE, TextLayer, describe_pdf_page, ocr_reason
+from extract.pdf import MIN_TEXT_CHARS, extract_pdf_part
 from tests.support.paths import CORPUS_DIR
 
 LAYOUT_BUDGET_SECONDS = 1.5
@@ -87,14 +87,19 @@ def outcomes(request: pytest.FixtureRequest) -> dict[str, Outcome]:
 
 
 def _plain_letters_per_page(path: Path) -> list[int | None]:
-    """Letters and digits PyMuPDF finds on each page (None where it cannot read the page)."""
+    """Letters and digits PyMuPDF finds on each page (None where it cannot read the page, or
+    where its text layer is not text: such a page is left empty unless OCR reads it)."""
     counts: list[int | None] = []
     with cast(Any, pymupdf).open(path) as document:
         for index in range(document.page_count):
             try:
-                counts.append(sum(ch.isalnum() for ch in document[index].get_text()))
+                page = document[index]
+                layer = describe_pdf_page(page, page.get_text("blocks"))
             except Exception:
                 counts.append(None)
+                continue
+            unusable = ocr_reason(layer) in UNUSABLE
+            counts.append(None if unusable else sum(ch.isalnum() for ch in page.get_text()))
     return counts
 
 
@@ -137,16 +142,30 @@ def test_corpus_pdf_gives_an_outcome_its_manifest_allows(
 
 @pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")
 def test_pdf_that_breaks_pymupdf4llm_falls_back_to_plain_text_per_page() -> None:
-    # Its own run with the default budget: the shared run's short budget may end before page 1.
-    # OCR off: its garbage text layer would otherwise be recognised instead of laid out.
+    # issue12963.pdf's form fields make pymupdf4llm fail ("Cycle in field parents"). Its own
+    # layer is not words, so it is never laid out now; English printed over its first page
+    # makes that page's layer good, and the layout model is asked again.
+    document: Any = pymupdf.open(CORPUS_DIR / "scanned_ocr_layer/issue12963.pdf")
+    for line in range(45):
+        document[0].insert_text((40, 60 + line * 16), "The committee reviewed the proposal.")
+    limits = ExtractionLimits(ocr=OcrOptions(engine="off"), layout_every_page=True)
+
+    part = extract_pdf_part(bytes(document.tobytes()), limits, range(0, 1))
+
+    assert part.failed == (0,) and "Cycle in field parents" in part.layout_failure
+    assert part.bodies[0].count("The committee reviewed the proposal.") == 45
+
+
+@pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")
+def test_a_scan_whose_text_layer_is_not_words_is_refused_when_ocr_is_off() -> None:
+    # issue12963.pdf's layer is Latin look-alikes of Russian: with OCR off it used to be laid
+    # out (and broke pymupdf4llm: "Cycle in field parents") and indexed as that garbage; it
+    # is now left out, and with all eight pages so, the document is a scan.
     path = CORPUS_DIR / "scanned_ocr_layer/issue12963.pdf"
     limits = ExtractionLimits(ocr=OcrOptions(engine="off"))
 
-    extraction = extract_in_sandbox(path.read_bytes(), path.name, None, limits=limits)
-
-    assert extraction.page_count == 8
-    assert any("Cycle in field parents" in warning for warning in extraction.warnings)
-    assert all(body.strip() for body in _page_bodies(extraction))
+    with pytest.raises(ScannedPdfError, match=r"8 of 8 pages have no text layer \(or one that"):
+        extract_in_sandbox(path.read_bytes(), path.name, None, limits=limits)
 
 
 @pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")
@@ -189,6 +208,9 @@ def test_tamreview_garbled_text_layer_is_replaced_by_readable_text(
     second = _page_bodies(outcome)[1]
     assert TextLayer(second, 0, 0).unmapped_share < 0.01
     assert "technology acceptance model" in " ".join(second.lower().split())
+    # Past the OCR page budget, the garbled pages are left empty, not indexed as garbage.
+    assert [body.strip() for body in _page_bodies(outcome)[2:22]] == [""] * 20
+    assert any("Page 3-22 not recognised" in warning for warning in outcome.warnings)
 
 
 @pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")

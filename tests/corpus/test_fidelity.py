@@ -17,9 +17,10 @@ from bench.fidelity import (
     text_layer_pages,
     text_pdfs,
 )
-from extract import ExtractionLimits, extract_document
+from extract import ExtractionLimits, OcrOptions, ScannedPdfError, extract_document
 from extract.fidelity import Fidelity, compare, markdown_words, words
-from extract.ocr.plausibility import is_garbage
+from extract.ocr.plausibility import is_garbage, is_misread
+from extract.pdf import extract_pdf, extract_pdf_part
 from tests.support.corpus_pages import extracted, page_body, text_layer
 from tests.support.paths import CORPUS_DIR
 
@@ -76,6 +77,18 @@ def test_mupdf_identifier_in_a_heading_is_whole() -> None:
     assert not any("~~" in line for line in headings)
 
 
+def test_a_figures_table_merged_with_the_prose_beside_it_stays_a_table() -> None:
+    # tracemonkey.pdf p. 8: the layout model took the column of running text left of
+    # Figure 9 for the table's first column; the page is the text layer's, with the table.
+    body = page_body("papers/tracemonkey.pdf", 8)
+    tables = [block for block in body.split("\n\n") if block.startswith("|")]
+
+    assert [table.splitlines()[0] for table in tables] == ["|Tag|JS Type|Description|"]
+    assert "pointer to JSObject handle" in tables[0]
+    assert "Because traces are in SSA form" not in tables[0]
+    assert _fidelity("papers/tracemonkey.pdf", 8).precision >= MIN_PAGE
+
+
 @pytest.mark.parametrize(
     ("path", "phrase"),
     [
@@ -101,6 +114,61 @@ def test_a_latin_lookalike_garbage_layer_is_detected_and_recognised_again() -> N
     assert part.implausible == (0,)
     assert 0 in part.ocr.texts  # recognised instead of its text layer
     assert "HoMep" not in part.bodies[0]
+
+
+def test_a_layer_without_a_character_map_is_not_searchable_when_ocr_cannot_read_it() -> None:
+    # TAMReview.pdf pp. 2-22: fonts without a character map give control characters; with
+    # OCR off (or past its budget) the page was indexed as that garbage.
+    data = (CORPUS_DIR / "papers/TAMReview.pdf").read_bytes()
+    limits = ExtractionLimits(timeout_seconds=600, ocr=OcrOptions(engine="off"))
+
+    part = extract_pdf_part(data, limits, range(0, 4))
+
+    assert part.bodies[1:] == ("", "", "")
+    assert part.scanned == (1, 2, 3)
+    assert "Technology Acceptance Model" in part.bodies[0]
+    with pytest.raises(ScannedPdfError, match=r"not text\), and text recognition \(OCR\) is"):
+        extract_pdf(data, limits)
+
+
+def test_a_poor_ocr_layer_over_a_scan_is_read_again() -> None:
+    path = "scanned_ocr_layer/pdf-with-ocr-text.pdf"
+    assert is_misread(text_layer(path, 1))
+
+    part = extracted(path, 1, 1)
+
+    assert 0 in part.ocr.texts
+    body = part.bodies[0]
+    assert "California and Haaiian Sugar Refining Corporation, Ltd. accepting membership" in body
+    assert "aieiabership" not in body and "esffiteersftip" not in body
+
+
+def test_filled_form_values_are_in_the_text_once() -> None:
+    # widgettest.pdf: the list box's choice, Potsdam, is scrolled out of view; its text
+    # field's value is on the page already. cms-etc-filled.pdf: the chosen radio buttons'
+    # values are the labels printed beside them (one with words the page does not print).
+    widgets = page_body("forms/widgettest.pdf", 1)
+    cms = page_body("forms/cms-etc-filled.pdf", 1)
+    acro = page_body("forms/AcroForm_TEST.pdf", 1)
+
+    assert widgets.count("Potsdam") == 1 and widgets.count("Times-Roman") == 1
+    assert cms.count("The provider or supplier is unable to file a claim") == 1
+    assert cms.count("Durable Medical Equipment, Prosthetics, Orthotics and Supplies") == 1
+    assert "Addresses to mail your Claim form" not in cms
+    assert "111" not in acro and "fff" not in acro  # export values; the page shows 1 and f
+    for path in ("forms/widgettest.pdf", "forms/cms-etc-filled.pdf"):
+        assert _fidelity(path, 1).precision == 1.0
+
+
+def test_arabic_lam_alef_ligatures_read_in_their_logical_order() -> None:
+    # right_to_left_01.pdf: MuPDF gives "اإلنتاجية" for الإنتاجية, "خالل" for خلال.
+    body = page_body("non_latin/right_to_left_01.pdf", 1)
+
+    for written in ("الإنتاجية", "المشكلات", "خلال", "الأدوات", "تحليلات", "الآلي"):
+        assert written in body
+    for misread in ("اإلنتاجية", "المشكالت", "خالل", "األدوات"):
+        assert misread not in body
+    assert _fidelity("non_latin/right_to_left_01.pdf", 1).recall == 1.0
 
 
 GOOD_LAYERS = [

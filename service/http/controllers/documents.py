@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Literal
 from uuid import UUID
 
-from litestar import Controller, delete, get, post, put
+from litestar import Controller, Response, delete, get, post, put
 from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_202_ACCEPTED
 
@@ -13,7 +14,12 @@ from service.errors import (
     DocumentNotFound,
     DocumentNotReady,
     DuplicateDocumentName,
+    FigureNotFound,
     InvalidPageRange,
+    NoPageImage,
+    PageNotFound,
+    PageRenderFailed,
+    PassageNotFound,
     ProjectNotFound,
     SyncPathTaken,
     UnsupportedFileType,
@@ -33,7 +39,7 @@ from service.http.schemas import (
     OriginalReplace,
     SyncFollow,
 )
-from service.services import documents, folder_sync, uploads
+from service.services import documents, folder_sync, page_images, uploads
 from service.storage.blobs import BlobStoreUnavailable
 
 
@@ -244,6 +250,69 @@ class DocumentController(Controller):
             seconds=runtime.settings.storage.download_expiry_seconds
         )
         return FileLink(url=url, expires_at=expires)
+
+    @operation(
+        get,
+        "/documents/{document_id:uuid}/pages/{page:int}/image",
+        operation_id="GetPageImage",
+        summary="A page of a document's original as a picture, a passage marked on it",
+        scope="read",
+        raises=(
+            DocumentNotFound,
+            DocumentNotReady,
+            FigureNotFound,
+            NoPageImage,
+            PageNotFound,
+            PassageNotFound,
+            PageRenderFailed,
+            BlobStoreUnavailable,
+        ),
+        media_type="image/png",
+    )
+    async def get_page_image(
+        self,
+        runtime: RuntimeDep,
+        principal: PrincipalDep,
+        document_id: FromPath[UUID],
+        page: FromPath[int],
+        width: FromQuery[int | None] = None,
+        highlight: FromQuery[str | None] = None,
+        crop: FromQuery[Literal["passage"] | None] = None,
+        figure: FromQuery[int | None] = None,
+    ) -> Response[bytes]:
+        """Page ``page`` (1-based) of the original drawn as a PNG: a PDF page, or an image
+        document (its own page). ``width`` in pixels (64-2400; default 150 dpi);
+        ``highlight`` a passage id (a search result's ``chunk_id``) to mark where its words
+        sit; ``crop=passage`` only that passage's region, with a margin; ``figure`` (a search
+        result's ``figure.number``) only that figure of the page, its caption included.
+
+        Returns:
+            The PNG, with ``X-Shortlist-Covered`` (the share of the passage's words found on
+            the page, with ``highlight``) and ``X-Shortlist-Cropped`` (``false`` when the
+            passage was not found and the whole page is shown); 404 ``no_page_image`` for a
+            kind without pages to draw, 422 ``page_render_failed`` when the page cannot be
+            drawn within the memory and time caps.
+        """
+        drawn = await page_images.page_image(
+            runtime,
+            principal,
+            document_id,
+            page,
+            width=width,
+            passage=highlight,
+            crop=crop == "passage",
+            figure=figure,
+        )
+        headers = {
+            "X-Content-Type-Options": "nosniff",
+            "Cache-Control": "private, max-age=300",
+            "Content-Disposition": "inline",
+        }
+        if drawn.covered is not None:
+            headers["X-Shortlist-Covered"] = f"{drawn.covered:.3f}"
+        if crop == "passage":
+            headers["X-Shortlist-Cropped"] = "true" if drawn.cropped else "false"
+        return Response(content=drawn.png, media_type=drawn.media_type, headers=headers)
 
     @operation(
         delete,

@@ -45,6 +45,7 @@ async def test_lists_the_tools_and_short_instructions(base_url: str, library: Li
         "add_document",
         "import_url",
         "request_document",
+        "show_page",
     }
     assert all(tool.description for tool in tools.values())
     assert tools["search_documents"].input_schema["required"] == ["query"]

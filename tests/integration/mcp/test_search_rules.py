@@ -159,7 +159,7 @@ async def test_rest_and_mcp_search_say_how_many_documents_could_not_be_searched(
     assert mcp.structured_content["documents_not_searchable"] == 1
     note = render.not_searchable_note(1)
     assert note is not None and "list_documents" in note
-    assert text_of(mcp).endswith(note)
+    assert mcp.content[0].text.endswith(note)  # the passages' text; links and pictures follow
     assert note in text_of(mentions)
     assert restricted.structured_content["documents_not_searchable"] == 0
     assert note not in text_of(restricted)

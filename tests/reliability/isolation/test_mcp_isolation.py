@@ -51,6 +51,12 @@ TOOL_CALLS: dict[str, Callable[[World], list[dict[str, Any]]]] = {
         {"document": ALICE_DOCUMENT, "project": w.alice_project_id},
         {"document": w.alice_document_id, "project": w.alice_project_id},
     ],
+    "show_page": lambda w: [
+        {"document": w.alice_document_id, "page": 1},
+        {"document": ALICE_DOCUMENT, "page": 1},
+        {"document": ALICE_DOCUMENT, "page": 1, "project": ALICE_PROJECT},
+        {"document": w.alice_document_id, "page": 1, "highlight": f"{w.alice_document_id}:0"},
+    ],
     "find_mentions": lambda w: [
         {"terms": ["survey"], "project": ALICE_PROJECT, "match": "any"},
         {"terms": "survey", "project": w.alice_project_id},

@@ -33,6 +33,7 @@ ALICE_PATH_IDS: dict[str, Callable[[World], str]] = {
     "project_id": lambda world: world.alice_project_id,
     "document_id": lambda world: world.alice_document_id,
     "request_id": lambda world: world.alice_request_id,
+    "page": lambda world: "1",
 }
 
 #: Values for query parameters ("survey" is a word of alice's document, so a leak would show).

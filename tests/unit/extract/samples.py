@@ -9,6 +9,15 @@ import pymupdf as _pymupdf
 
 pymupdf: Any = _pymupdf  # PyMuPDF ships partial type hints
 
+POOR_OCR = (  # scanned_ocr_layer/pdf-with-ocr-text.pdf's own layer, its words shuffled
+    "Eeairing to keep you posted on the progress of the Foundation you Kill tee interested "
+    "to knot that to defce the Foundation hes received the fallowings A letter from the "
+    "Aaalggfitted fc-ugsx Company eecepting 3s«»teership and enclosing their cheek Corporation "
+    "accepting aieiabership Met eneloalcg their check and JMBWeil contracts mea-bershlp end "
+    "wrelosing aomberehip accepting esffiteersftip executed con tracts wssibership Rnd saifii "
+    "ttsrootj tanntxim contra-eta letter froas ltd Savannah Refining "
+)
+
 TABLE_ROWS = (("Region", "Revenue"), ("North", "120"), ("South", "95"))
 
 

@@ -42,6 +42,8 @@ GOOD_TEXT = "The quarterly report shows revenue grew in every region. " * 5
         (TextLayer('"7+%-', text_area=0.0005, image_area=0.0), "garbage_text"),
         (TextLayer("HoMep KoppeKn1pOBKH Cl>opMa CyMMa ynnaTe " * 8, 0.5, 0.0), "not_words"),
         (TextLayer("Downloaded from the archive on 2024-01-01", 0.01, 0.95), "tiny_text"),
+        (TextLayer(samples.POOR_OCR, text_area=0.5, image_area=1.0), "misread_text"),  # over a scan
+        (TextLayer(samples.POOR_OCR, text_area=0.5, image_area=0.0), None),  # born digital: its own
     ],
 )
 def test_pages_are_recognised_only_when_their_text_layer_is_missing_or_unusable(

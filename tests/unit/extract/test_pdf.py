@@ -129,3 +129,41 @@ def test_a_page_with_a_ruled_table_is_left_to_the_layout_model() -> None:
 
     assert part.simple == ()
     assert "|North|120|" in part.bodies[0].replace(" ", "")
+
+
+def _prose_page(document: Any) -> Any:
+    page = document.new_page(width=595, height=842)
+    page.insert_text((72, 40), "Annual Manual", fontsize=12)  # the running head...
+    page.insert_text((480, 40), "page 7", fontsize=12)  # ...with its page number beside it
+    page.insert_text((72, 110), "Method", fontsize=20)
+    for line, top in enumerate(range(140, 300, 14)):
+        page.insert_text((72, top), f"Line {line} of the method, in body text.", fontsize=10)
+    return page
+
+
+def _picture(page: Any, rect: tuple[float, float, float, float]) -> None:
+    pixmap = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 40, 40), False)
+    pixmap.set_rect(pixmap.irect, (40, 90, 160))
+    page.insert_image(pymupdf.Rect(*rect), pixmap=pixmap)
+
+
+def test_a_page_with_a_running_head_and_a_picture_no_text_overlaps_takes_the_fast_path() -> None:
+    document: Any = pymupdf.open()
+    _picture(_prose_page(document), (72, 320, 400, 600))  # a screenshot below the prose
+
+    part = extract_pdf_part(bytes(document.tobytes()), ExtractionLimits())
+
+    assert part.simple == (0,)
+    assert part.bodies[0].startswith("Annual Manual")  # the running head is no heading
+    assert "# Method\n\nLine 0 of the method" in part.bodies[0]
+
+
+def test_a_page_with_text_over_a_picture_is_left_to_the_layout_model() -> None:
+    document: Any = pymupdf.open()
+    page = _prose_page(document)
+    _picture(page, (72, 320, 400, 600))
+    page.insert_text((100, 400), "Figure label", fontsize=10)
+
+    part = extract_pdf_part(bytes(document.tobytes()), ExtractionLimits())
+
+    assert part.simple == ()

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from extract.ocr.plausibility import is_garbage, is_odd
+from extract.ocr.plausibility import is_garbage, is_misread, is_odd, misread_share, tokens
+from extract.ocr.trigrams import unlisted
+from tests.unit.extract.samples import POOR_OCR
 
 RUSSIAN_READ_AS_LATIN = (
     "Cl>opMa no KHA 1152017 Hanorosas:t AeKnapai...IVIs:t no Hanory, ynnal.IVIBaeMoMy "
@@ -52,3 +54,19 @@ def test_word_shapes() -> None:
 
 def test_too_little_text_is_not_judged() -> None:
     assert not is_garbage("HoMep KoppeKn1pOBKH Cl>opMa")
+
+
+def test_english_words_hold_english_trigrams_and_misread_ones_do_not() -> None:
+    assert not [word for word in ("membership", "accepting", "enclosing", "the") if unlisted(word)]
+    assert all(unlisted(word) for word in ("aieiabership", "esffiteersftip", "eneloalcg"))
+
+
+def test_a_poor_english_ocr_layer_is_misread_and_real_english_is_not() -> None:
+    assert is_misread(POOR_OCR)
+    assert misread_share(tokens(GOOD["english"] * 6)) == 0.0
+    assert not is_misread(GOOD["english"] * 6)
+
+
+def test_other_languages_are_not_judged_by_english_trigrams() -> None:
+    german = GOOD["german"] + "Grundstücksverkehrsgenehmigungszuständigkeitsübertragungsverordnung "
+    assert not is_misread(german * 6)

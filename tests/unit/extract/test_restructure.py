@@ -36,3 +36,21 @@ def test_a_table_that_invents_words_is_left_out() -> None:
     paragraphs = ["Region", "North"]
 
     assert with_layout_structure(table, paragraphs, "Region\nNorth") == "Region\n\nNorth"
+
+
+def test_a_table_merged_with_the_prose_beside_it_is_kept_without_the_prose_column() -> None:
+    # tracemonkey.pdf p. 8: the layout model read a column of running text as the first
+    # column of Figure 9's table, cutting its paragraph.
+    prose = "Because traces are in SSA form, certain optimizations are easy to implement."
+    table = (
+        "|**5.1**<br>**Optimizations**|Tag|JS Type|\n|---|---|---|\n"
+        "|Because traces are in<br>SSA form,|xx1<br>000|number<br>object|"
+    )
+    paragraphs = ["5.1 Optimizations", prose, "Tag JS Type xx1 number 000 object", "Figure 9."]
+
+    page = with_layout_structure(table, paragraphs, "\n".join(paragraphs))
+
+    assert page.split("\n\n") == [
+        "5.1 Optimizations", prose, "|Tag|JS Type|\n|---|---|\n|xx1<br>000|number<br>object|",
+        "Figure 9.",
+    ]  # fmt: skip

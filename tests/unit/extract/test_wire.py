@@ -13,7 +13,7 @@ from extract import CorruptDocumentError, ExtractionLimits, OcrOptions
 from extract.ocr import OcrResult
 from extract.pdf import PdfPart
 from extract.sandbox import _field
-from extract.types import Extraction
+from extract.types import Extraction, Figure, OcrLine
 from extract.wire import from_wire, to_wire
 
 
@@ -27,6 +27,7 @@ def _every_field_set() -> PdfPart:
         engine="rapidocr",
         unavailable="no engine",
         texts={2: "recognised", 10: "more"},
+        lines={2: [(0.1, 0.2, 0.8, 0.25, "recognised")], 10: [(0.0, 0.0, 1.0, 0.1, "more")]},
         illegible=[3],
         over_page_budget=[4],
         over_time_budget=[5],
@@ -52,6 +53,7 @@ def _every_field_set() -> PdfPart:
         vertical=(15,),
         simple=(16,),
         implausible=(17,),
+        figures=(Figure(3, (10.0, 20.0, 300.0, 400.0), "Figure 2: a chart", "Figure 2"),),
     )
     defaults = PdfPart(page_count=0, start=0, bodies=())
     unset = [
@@ -70,7 +72,11 @@ def test_a_part_with_every_field_set_survives_the_trip_as_it_was_sent() -> None:
 
 
 def test_an_extraction_and_the_limits_survive_the_trip() -> None:
-    extraction = Extraction("<!-- page 1 -->\n\nx\n", 1, (0,), "pdf", ("w",), (1,))
+    figure = Figure(1, (1.0, 2.0, 3.0, 4.0), "Fig. 1. A map", "Figure 1")
+    line = OcrLine(1, (0.1, 0.2, 0.9, 0.25), "x")
+    extraction = Extraction(
+        "<!-- page 1 -->\n\nx\n", 1, (0,), "pdf", ("w",), (1,), (figure,), (line,)
+    )
     limits = ExtractionLimits(ocr=OcrOptions(engine="tesseract", languages=("pt",), dpi=300))
 
     assert from_wire(_over_json(extraction), Extraction, "text") == extraction

@@ -4,7 +4,10 @@
 import { api, segment } from "./api.js";
 import { el } from "./dom.js";
 import { openOriginal } from "./originals.js";
+import { PAGE_WIDTH } from "./page_images.js";
 import { renderPassage } from "./passage.js";
+
+const PICTURED_KINDS = new Set(["pdf", "image"]);
 
 export function createDocumentView({ dialog }) {
   const title = dialog.querySelector("#document-view-title");
@@ -14,6 +17,7 @@ export function createDocumentView({ dialog }) {
   const previous = dialog.querySelector('[data-action="previous"]');
   const next = dialog.querySelector('[data-action="next"]');
   const text = dialog.querySelector(".document-view-text");
+  const picture = dialog.querySelector(".document-view-image");
   let current = null; // { doc, page, pages }
   let asked = 0;
 
@@ -43,6 +47,7 @@ export function createDocumentView({ dialog }) {
     previous.disabled = target <= 1;
     next.disabled = target >= current.pages;
     const ticket = ++asked;
+    showPicture(target);
     text.replaceChildren(el("p", { class: "muted", text: "Loading…" }));
     try {
       const answer = await api("GET", `/api/documents/${segment(current.doc.id)}/text?pages=${target}`);
@@ -52,6 +57,18 @@ export function createDocumentView({ dialog }) {
     } catch (error) {
       if (ticket === asked) text.replaceChildren(el("p", { class: "error", text: error.message }));
     }
+  }
+
+  function showPicture(page) {
+    // PDFs and images have pages to draw: the page beside its extracted text.
+    const drawn = PICTURED_KINDS.has(current.doc.kind) && current.doc.status === "ready";
+    picture.hidden = !drawn;
+    if (!drawn) {
+      picture.removeAttribute("src");
+      return;
+    }
+    picture.alt = `Page ${page} of ${current.doc.name}`;
+    picture.src = `/api/documents/${segment(current.doc.id)}/pages/${page}/image?width=${PAGE_WIDTH}`;
   }
 
   return { open };

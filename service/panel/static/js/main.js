@@ -5,6 +5,7 @@ import { announce, byId } from "./dom.js";
 import { createDocumentView } from "./document_view.js";
 import { createDocumentList } from "./documents.js";
 import { createImporter } from "./imports.js";
+import { createPageView } from "./page_images.js";
 import { createProjectPicker } from "./projects.js";
 import { createRequestList } from "./requests.js";
 import { createSearch } from "./search.js";
@@ -12,6 +13,7 @@ import { createUploader } from "./uploads.js";
 
 let currentProjectId = null;
 
+const pageView = createPageView({ dialog: byId("page-view") });
 const documentView = createDocumentView({ dialog: byId("document-view") });
 
 const documents = createDocumentList({
@@ -50,6 +52,7 @@ const search = createSearch({
   status: byId("search-status"),
   results: byId("search-results"),
   getProjectId: () => currentProjectId,
+  pageView,
 });
 
 const projects = createProjectPicker({

@@ -3,6 +3,7 @@
 import { api, segment } from "./api.js";
 import { el } from "./dom.js";
 import { openOriginal } from "./originals.js";
+import { resultPicture } from "./page_images.js";
 import { renderAnswer } from "./passage.js";
 
 export function pageLabel(pages) {
@@ -10,7 +11,7 @@ export function pageLabel(pages) {
   return first === last ? `page ${first}` : `pages ${first}–${last}`;
 }
 
-export function createSearch({ form, input, status, results, getProjectId }) {
+export function createSearch({ form, input, status, results, getProjectId, pageView }) {
   let asked = 0;
 
   form.addEventListener("submit", async (event) => {
@@ -70,19 +71,25 @@ export function createSearch({ form, input, status, results, getProjectId }) {
         openOriginal(result.document.id, first);
       },
     });
+    const picture = resultPicture(result, pageView);
     return el(
       "li",
-      { class: "result" },
+      { class: picture ? "result with-picture" : "result" },
       el(
         "div",
-        { class: "result-head" },
-        el("span", { class: "result-document", text: result.document.name }),
-        citation,
-        relevanceMeter(result),
+        { class: "result-body" },
+        el(
+          "div",
+          { class: "result-head" },
+          el("span", { class: "result-document", text: result.document.name }),
+          citation,
+          relevanceMeter(result),
+        ),
+        result.heading ? el("p", { class: "result-heading", text: result.heading }) : null,
+        ...passage(result),
+        copiesNote(result.near_copies || []),
       ),
-      result.heading ? el("p", { class: "result-heading", text: result.heading }) : null,
-      ...passage(result),
-      copiesNote(result.near_copies || []),
+      picture,
     );
   }
 
