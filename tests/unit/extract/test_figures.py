@@ -6,6 +6,7 @@ import pymupdf
 
 from extract import extract_document
 from extract.figures import find_figures
+from extract.page_markers import slice_pages
 from extract.types import Extraction
 from extract.wire import from_wire, to_wire
 from tests.support.figure_pdf import CHART_CAPTION, PHOTO_CAPTION, figure_pdf
@@ -42,3 +43,19 @@ def test_the_extraction_keeps_the_figures_across_the_sandbox_wire() -> None:
     assert CHART_CAPTION.split(":")[0] in extraction.markdown  # the caption is searchable text
     again = from_wire(to_wire(extraction), Extraction, "text")
     assert again.figures == extraction.figures
+
+
+def test_the_words_inside_a_figure_are_text_of_its_page() -> None:
+    """A chart's own labels are searchable like any passage and cite the chart's page."""
+    with pymupdf.open(stream=figure_pdf()) as doc:
+        doc.new_page().insert_text((72, 72), "A second page about something else.")
+        doc[0].insert_text((300, 165), "meltwater discharge", fontsize=9)  # inside Figure 1
+        data = doc.tobytes()
+
+    extraction = extract_document(data, "figures.pdf", None)
+
+    [chart] = [figure for figure in extraction.figures if figure.label == "Figure 1"]
+    assert chart.page == 1
+    first_page = slice_pages(extraction.markdown, 1, 1)
+    assert "meltwater discharge" in first_page
+    assert "meltwater" not in slice_pages(extraction.markdown, 2, 2)
