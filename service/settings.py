@@ -246,7 +246,7 @@ class PageImageSettings(BaseModel):
     cache_mb: int = Field(default=64, ge=0)
     """Memory bound of the in-process cache of drawn pages (by document content, page and options); 0 keeps none."""
     processes: int = Field(default=2, ge=1, le=16)
-    """Pages drawn at once in one service process (each in its own sandbox process, kept for the next); more requests wait."""
+    """Pages drawn at once in one service process (each in its own sandbox process, kept for the next: up to ~500 MB each once used); more requests wait."""
 
 
 class JobSettings(BaseModel):
