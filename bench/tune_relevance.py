@@ -43,20 +43,34 @@ from retrieval.types import Chunk
 FloatArray = npt.NDArray[np.float64]
 
 
-def fit_logistic(features: FloatArray, labels: FloatArray, *, l2: float = 1e-3) -> Calibration:
-    """Balanced-class logistic regression by Newton's method (IRLS)."""
+def logistic_weights(
+    features: FloatArray,
+    labels: FloatArray,
+    *,
+    l2: float,
+    iterations: int = 50,
+    tolerance: float = 1e-8,
+) -> FloatArray:
+    """Balanced-class logistic regression by Newton's method (IRLS): the features' weights,
+    then the intercept."""
     rows = np.hstack([features, np.ones((len(features), 1))])
     positives = labels.sum()
     weight = np.where(labels > 0, 0.5 / positives, 0.5 / (len(labels) - positives))
     beta = np.zeros(rows.shape[1])
-    for _ in range(50):
+    for _ in range(iterations):
         p = 1.0 / (1.0 + np.exp(-rows @ beta))
         gradient = rows.T @ (weight * (p - labels)) + l2 * beta
         hessian = (rows * (weight * p * (1 - p))[:, None]).T @ rows + l2 * np.eye(len(beta))
         step = np.linalg.solve(hessian, gradient)
         beta -= step
-        if np.abs(step).max() < 1e-8:
+        if np.abs(step).max() < tolerance:
             break
+    return beta
+
+
+def fit_logistic(features: FloatArray, labels: FloatArray, *, l2: float = 1e-3) -> Calibration:
+    """Balanced-class logistic regression (:func:`logistic_weights`), rounded for the code."""
+    beta = logistic_weights(features, labels, l2=l2)
     return Calibration(tuple(round(float(b), 2) for b in beta[:-1]), round(float(beta[-1]), 2))
 
 

@@ -41,7 +41,7 @@ import numpy.typing as npt
 
 from bench.corpus_dev import Fold, Question, load_documents, load_questions, warm_vectors
 from bench.quality import RERANK_TIMEOUT, candidate_passages
-from bench.tune_relevance import auc
+from bench.tune_relevance import auc, logistic_weights
 from retrieval.evaluation import TOP_K
 from retrieval.index import ChunkIndex, IndexedDocument
 from retrieval.pipeline import search
@@ -185,18 +185,7 @@ def floor_table(systems: dict[str, list[Searched]]) -> None:
 def _fit(train: FloatArray, labels: FloatArray, l2: float = 1e-2) -> tuple[FloatArray, ...]:
     """Balanced logistic regression on standardised features: (mean, sd, weights)."""
     mean, sd = train.mean(0), train.std(0) + 1e-9
-    rows = np.hstack([(train - mean) / sd, np.ones((len(train), 1))])
-    positives = labels.sum()
-    weight = np.where(labels > 0, 0.5 / positives, 0.5 / (len(labels) - positives))
-    beta = np.zeros(rows.shape[1])
-    for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-rows @ beta))
-        gradient = rows.T @ (weight * (p - labels)) + l2 * beta
-        hessian = (rows * (weight * p * (1 - p))[:, None]).T @ rows + l2 * np.eye(len(beta))
-        step = np.linalg.solve(hessian, gradient)
-        beta -= step
-        if np.abs(step).max() < 1e-9:
-            break
+    beta = logistic_weights((train - mean) / sd, labels, l2=l2, iterations=100, tolerance=1e-9)
     return mean, sd, beta
 
 
