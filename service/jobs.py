@@ -161,17 +161,27 @@ class Jobs:
             logger.debug("extraction of %s is already queued", document_id)
 
     async def run_worker(self, runtime: Runtime, *, name: str = "shortlist-worker") -> None:
-        """Process jobs until cancelled: extractions on one procrastinate worker, the
-        maintenance sweep on its own, so a backlog of extractions never delays it."""
+        """Process jobs until the procrastinate workers stop (a database outage stops them) or
+        this is cancelled: extractions on one worker, the maintenance sweep on its own, so a
+        backlog of extractions never delays it, and the lexical backfill beside them, which
+        ends with them so that :meth:`run_worker_forever` can start all three again."""
         await anyio.to_thread.run_sync(runtime.sandboxes.warm)
         async with asyncio.TaskGroup() as group:
-            group.create_task(
-                self._run_one_worker(
-                    runtime, EXTRACTION_QUEUE, name, self.settings.jobs.concurrency
-                )
+            backfill = group.create_task(
+                prefilter.backfill_forever(runtime), name=f"{name}-lexical-backfill"
             )
-            group.create_task(self._run_one_worker(runtime, MAINTENANCE_QUEUE, f"{name}-sweep", 1))
-            group.create_task(prefilter.backfill_forever(runtime), name=f"{name}-lexical-backfill")
+            try:
+                async with asyncio.TaskGroup() as workers:
+                    workers.create_task(
+                        self._run_one_worker(
+                            runtime, EXTRACTION_QUEUE, name, self.settings.jobs.concurrency
+                        )
+                    )
+                    workers.create_task(
+                        self._run_one_worker(runtime, MAINTENANCE_QUEUE, f"{name}-sweep", 1)
+                    )
+            finally:
+                backfill.cancel()  # it never ends by itself
 
     async def _run_one_worker(
         self, runtime: Runtime, queue: str, name: str, concurrency: int
