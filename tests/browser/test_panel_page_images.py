@@ -47,6 +47,9 @@ def test_a_result_shows_its_passage_on_its_page(
     page.get_by_label("Search this project").press("Enter")
     first = page.locator("#search-results .result").first
     crop = first.locator(".result-picture img.result-crop")
+    # The paper underlines words: underlined in the passage, never shown as <u> tags.
+    expect(first.locator(".passage u").first).to_be_visible()
+    expect(page.locator("#search-results")).not_to_contain_text("<u>")
     expect(crop).to_be_visible()
     page.wait_for_function(
         "image => image.complete && image.naturalWidth > 0", arg=crop.element_handle()

@@ -11,7 +11,7 @@ import { markSentences, markWords } from "./highlight.js";
 
 const ALLOWED_TAGS = [
   "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote",
-  "ul", "ol", "li", "strong", "b", "em", "i", "del", "s", "code", "pre", "sub", "sup",
+  "ul", "ol", "li", "strong", "b", "em", "i", "u", "del", "s", "code", "pre", "sub", "sup",
   "table", "thead", "tbody", "tr", "th", "td",
 ];
 const ALLOWED_ATTR = ["align"];
@@ -31,6 +31,11 @@ export function renderAnswer(text, spans = []) {
   const fragment = renderMarkdown(text);
   const sentences = spans.map(([start, end]) => text.slice(start, end));
   return { fragment, missed: markSentences(fragment, sentences) };
+}
+
+/** The words a Markdown sentence shows once rendered and sanitised: no markup, no tags. */
+export function plainText(text) {
+  return renderMarkdown(text).textContent.replace(/\s+/g, " ").trim();
 }
 
 function renderMarkdown(text) {

@@ -4,7 +4,7 @@ import { api, segment } from "./api.js";
 import { el } from "./dom.js";
 import { openOriginal } from "./originals.js";
 import { resultPicture } from "./page_images.js";
-import { renderAnswer } from "./passage.js";
+import { plainText, renderAnswer } from "./passage.js";
 
 export function pageLabel(pages) {
   const [first, last] = pages;
@@ -99,7 +99,7 @@ export function createSearch({ form, input, status, results, getProjectId, pageV
     // ones (how, can, one, per) would light up every passage.
     const { fragment, missed } = renderAnswer(result.text, result.answer_spans || []);
     const quoted = missed.length
-      ? el("p", { class: "answer-quote" }, el("mark", { class: "answer", text: missed.join(" ") }))
+      ? el("p", { class: "answer-quote" }, el("mark", { class: "answer", text: missed.map(plainText).join(" ") }))
       : null;
     return [quoted, el("div", { class: "passage" }, fragment)];
   }
