@@ -48,9 +48,7 @@ def _rows(url: str, project_id: UUID) -> tuple[list[tuple[Any, ...]], list[tuple
     return [tuple(row.values()) for row in documents], [tuple(row.values()) for row in postings]
 
 
-async def test_the_bulk_loader_writes_what_the_backfill_writes(
-    db_url: str, tmp_path: Path
-) -> None:
+async def test_the_bulk_loader_writes_what_the_backfill_writes(db_url: str, tmp_path: Path) -> None:
     async with await psycopg.AsyncConnection.connect(
         db_url, autocommit=True, row_factory=dict_row
     ) as conn:
