@@ -178,6 +178,16 @@ WHERE project_id = %(project_id)s AND status = 'ready'
   AND (%(document_ids)s::uuid[] IS NULL OR id = ANY(%(document_ids)s::uuid[]))
 ORDER BY created_at, id;
 
+-- list_ready_document_refs_with_terms --
+-- A project's searchable documents (optionally only some), oldest first, each with its stored passage terms' counts where they are current
+SELECT d.id, d.name, d.content_hash, d.kind, l.passages, l.terms, l.language
+FROM documents d LEFT JOIN lexical_documents l
+  ON l.project_id = d.project_id AND l.document_id = d.id
+ AND l.config = %(config)s AND l.content_hash = d.content_hash
+WHERE d.project_id = %(project_id)s AND d.status = 'ready'
+  AND (%(document_ids)s::uuid[] IS NULL OR d.id = ANY(%(document_ids)s::uuid[]))
+ORDER BY d.created_at, d.id;
+
 -- fetch_document_figures --
 -- The figures of the given documents that have any (a search's results, a figure's picture)
 SELECT id, figures FROM documents

@@ -32,8 +32,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 from uuid import UUID
 
 import anyio.to_thread
@@ -58,10 +58,10 @@ no one searches for them. The passage's length still counts them."""
 BACKFILL_BATCH = 16
 """Documents read and written per backfill step."""
 BACKFILL_IDLE_SECONDS = 60.0
+"""How long the backfill waits, once nothing is left, before looking again."""
 WORK_MEM = "32MB"
 """Memory the ranking query may hash its passages in (``SET LOCAL``): a query of common words
 groups tens of thousands, and spilling them to disk at the default 4 MB doubles its time."""
-"""How long the backfill waits, once nothing is left, before looking again."""
 
 
 class LexicalStats(NamedTuple):
@@ -159,6 +159,21 @@ async def backfill_forever(runtime: Runtime) -> None:
             done = 0
         if done == 0:
             await asyncio.sleep(BACKFILL_IDLE_SECONDS)
+
+
+def coverage(rows: Sequence[Mapping[str, Any]]) -> LexicalStats:
+    """What the stored terms cover of the documents ``rows`` list (one row per searched
+    ready document, with ``passages``, ``terms`` and ``language`` of its current stored terms,
+    ``None`` where they are missing or stale: ``list_ready_document_refs_with_terms``), as
+    :func:`stats` counts it."""
+    stored = [row for row in rows if row["passages"] is not None]
+    return LexicalStats(
+        len(rows),
+        len(stored),
+        sum(row["passages"] for row in stored),
+        sum(row["terms"] for row in stored),
+        sorted({row["language"] for row in stored}),
+    )
 
 
 async def stats(
