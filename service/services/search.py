@@ -72,6 +72,18 @@ class Loaded(NamedTuple):
     prefiltered: Prefiltered | None = None
     """BM25's shortlist from PostgreSQL (:mod:`service.services.prefilter`), for a project of
     at least ``search.prefilter_min_passages`` passages whose terms are all stored."""
+    languages: Mapping[str, str] = MappingProxyType({})
+    """The language stored with the current terms of those of ``documents`` that have them:
+    what chunking them would detect again (:meth:`ChunkIndex.documents`)."""
+
+
+class Listed(NamedTuple):
+    """The documents a search reads, as :meth:`SearchEngine._refs` lists them."""
+
+    refs: list[DocumentRef]
+    pictured: frozenset[str]
+    covered: prefilter.LexicalStats
+    languages: dict[str, str]
 
 
 class ProjectSearch(NamedTuple):
@@ -304,17 +316,18 @@ class SearchEngine:
         document count if the caller has it (:attr:`Project.ready_count`), a hint only.
         """
         if document_ids or self._looks_small(project_id, ready):
-            refs, pictured, covered = await self._refs(conn, project_id, document_ids)
+            listed = await self._refs(conn, project_id, document_ids)
+            covered = listed.covered
             if not document_ids:
                 self._remember(project_id, covered)
             if not self._prefilters(covered):
-                return Loaded(refs, await self._load_missing(conn, refs), len(refs), pictured)
+                return await self._loaded(conn, listed, len(listed.refs))
         else:
             covered = await prefilter.stats(conn, self.index.terms_config, project_id, document_ids)
             self._remember(project_id, covered)
             if not self._prefilters(covered):
-                refs, pictured, _ = await self._refs(conn, project_id, document_ids)
-                return Loaded(refs, await self._load_missing(conn, refs), len(refs), pictured)
+                listed = await self._refs(conn, project_id, document_ids)
+                return await self._loaded(conn, listed, len(listed.refs))
         search_settings = self.settings.search
         prefiltered = await prefilter.shortlist(
             conn,
@@ -326,11 +339,10 @@ class SearchEngine:
             limit=min(search_settings.shortlist_keep, search_settings.max_candidates),
         )
         wanted = list(dict.fromkeys(UUID(p.document_id) for p in prefiltered.passages))
-        refs, pictured, _ = (
-            await self._refs(conn, project_id, wanted) if wanted else ([], frozenset(), None)
-        )
-        missing = await self._load_missing(conn, refs)
-        return Loaded(refs, missing, covered.ready, pictured, prefiltered)
+        if not wanted:
+            return Loaded([], [], covered.ready, frozenset(), prefiltered)
+        listed = await self._refs(conn, project_id, wanted)
+        return await self._loaded(conn, listed, covered.ready, prefiltered)
 
     def _prefilters(self, covered: prefilter.LexicalStats) -> bool:
         """Whether a search of what ``covered`` describes asks PostgreSQL for its shortlist:
@@ -360,9 +372,10 @@ class SearchEngine:
 
     async def _refs(
         self, conn: Connection, project_id: UUID, document_ids: Sequence[UUID] | None
-    ) -> tuple[list[DocumentRef], frozenset[str], prefilter.LexicalStats]:
+    ) -> Listed:
         """The project's ready documents (or only those of ``document_ids``), oldest first, the
-        ids of those that have page images, and what their stored terms cover."""
+        ids of those that have page images, what their stored terms cover, and the languages
+        stored with them."""
         rows = await fetch_all(
             conn,
             "list_ready_document_refs_with_terms",
@@ -372,7 +385,21 @@ class SearchEngine:
         )
         refs = [DocumentRef(str(row["id"]), row["name"], row["content_hash"]) for row in rows]
         pictured = frozenset(str(row["id"]) for row in rows if has_page_images(row["kind"]))
-        return refs, pictured, prefilter.coverage(rows)
+        languages = {str(row["id"]): row["language"] for row in rows if row["language"]}
+        return Listed(refs, pictured, prefilter.coverage(rows), languages)
+
+    async def _loaded(
+        self, conn: Connection, listed: Listed, ready: int, prefiltered: Prefiltered | None = None
+    ) -> Loaded:
+        """What :meth:`load` returns for the documents ``listed``: with the Markdown the cache
+        lacks, and the stored languages of those documents."""
+        missing = await self._load_missing(conn, listed.refs)
+        languages = {
+            doc.id: listed.languages[doc.id] for doc in missing if doc.id in listed.languages
+        }
+        return Loaded(
+            listed.refs, missing, ready, listed.pictured, prefiltered, MappingProxyType(languages)
+        )
 
     async def rank(
         self,
@@ -397,6 +424,7 @@ class SearchEngine:
                     rerank_timeout=self.rerank_timeout,
                     documents=found.documents,
                     prefiltered=found.prefiltered,
+                    languages=found.languages,
                 )
             )
         if self.warmup is not None:  # what this search touched: with the prefilter, not all

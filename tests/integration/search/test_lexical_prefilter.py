@@ -374,3 +374,31 @@ async def test_missing_or_stale_terms_keep_the_search_exhaustive_whichever_query
             "UPDATE lexical_documents SET config = 'another' WHERE document_id = %s", (late,)
         )
         assert not await project.uses_prefilter(QUERIES[0], ready=ready_hint), "stale terms"
+
+
+@pytest.mark.parametrize("threshold", [1, 10**9])
+async def test_a_search_hands_the_stored_languages_of_the_documents_it_chunks(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any], threshold: int
+) -> None:
+    """Both paths pass the language stored with current terms for each document the cache
+    lacks, so chunking it does not detect it again; a document without terms gets none."""
+    async for project in _project(
+        db_url, tmp_path, conn, f"languages{threshold}", prefilter_min_passages=threshold
+    ):
+        pid = project.owner.project.id
+        documents = _abstract_documents(3)
+        for name, markdown in documents[:2]:
+            await _add(conn, pid, name, markdown)
+        await _backfill(project.runtime)
+        bare = await _add(conn, pid, *documents[2])  # no terms: the search stays exhaustive
+        async with project.runtime.pool.connection() as c:
+            found = await project.runtime.search.load(c, pid, query=QUERIES[0])
+        assert found.prefiltered is None and len(found.documents) == 3
+        assert sorted(found.languages.values()) == ["english", "english"]
+        assert str(bare) not in found.languages
+        await _backfill(project.runtime)
+        async with project.runtime.pool.connection() as c:
+            found = await project.runtime.search.load(c, pid, query=QUERIES[0])
+        assert (found.prefiltered is not None) is (threshold == 1)
+        assert found.documents
+        assert set(found.languages) == {doc.id for doc in found.documents}
