@@ -13,11 +13,15 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
 
+import anyio
 import psycopg
 import pytest
 from psycopg.rows import dict_row
 
 from extract import Extraction
+from retrieval import ChunkIndex
+from retrieval.index import PassageTerms
+from retrieval.types import SourceDocument
 from service.records import Principal
 from service.runtime import Runtime, open_runtime
 from service.services import prefilter, users
@@ -402,3 +406,49 @@ async def test_a_search_hands_the_stored_languages_of_the_documents_it_chunks(
         assert (found.prefiltered is not None) is (threshold == 1)
         assert found.documents
         assert set(found.languages) == {doc.id for doc in found.documents}
+
+
+async def _store_terms(
+    url: str, document: SourceDocument, index: ChunkIndex, terms: PassageTerms, out: list[bool]
+) -> None:
+    """:func:`prefilter.store_terms` in a transaction of its own connection."""
+    async with await psycopg.AsyncConnection.connect(url) as writer, writer.transaction():
+        out.append(await prefilter.store_terms(writer, document, index.terms_config, terms))
+
+
+async def test_terms_stored_while_the_text_changes_are_dropped_with_it(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    """The backfill read a ready document and stores its terms just as a re-extraction sets
+    it back to pending: storing waits for that change to commit, then stores nothing, so a
+    stored row is only ever of a ready document with that text (``lexical_stats`` counts
+    them without looking at the documents)."""
+    async for project in _project(db_url, tmp_path, conn, "race", prefilter_min_passages=1):
+        name, markdown = _abstract_documents(1)[0]
+        document_id = await _add(conn, project.owner.project.id, name, markdown)
+        document = SourceDocument(
+            str(document_id), name, hashlib.sha256(markdown.encode()).hexdigest(), markdown
+        )
+        index = project.runtime.search.index
+        terms = await prefilter.passage_terms(index, document)
+        stored: list[bool] = []
+        async with (
+            await psycopg.AsyncConnection.connect(db_url) as changer,
+            anyio.create_task_group() as tasks,
+            changer.transaction(),
+        ):
+            await changer.execute(
+                "UPDATE documents SET status = 'pending' WHERE id = %s", (document_id,)
+            )
+            tasks.start_soon(_store_terms, db_url, document, index, terms, stored)
+            await anyio.sleep(0.5)
+            assert not stored, "the terms were stored beside an uncommitted change"
+        assert stored == [False]
+        assert await _stored(conn, document_id) == 0
+        row = await (
+            await conn.execute(
+                "SELECT count(*) AS n FROM lexical_documents WHERE document_id = %s",
+                (document_id,),
+            )
+        ).fetchone()
+        assert row is not None and row["n"] == 0
