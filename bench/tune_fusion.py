@@ -19,6 +19,15 @@ method of :data:`METHODS` over a grid of its parameters:
   ``w = a * w_agree + (1 - a) * w_disagree``;
 * ``zscore``: linear over z-scores instead of min-max.
 
+``--pipeline`` scores the fusion the way it ships instead of in simulation: every question of
+the tuning fold (and ``--scifact-queries`` SciFact train queries) through
+:func:`retrieval.pipeline.search` with ``LocalReranker(bm25_weight=w, bm25_anchor=a)``, near-copy
+folding, demotion and document-level sections included, for each ``--weights`` w with and
+without the anchor (:data:`retrieval.rerankers.local.BM25_ANCHOR`), and BM25 alone; it also
+counts the questions BM25 alone has in its top 3 that the fusion loses::
+
+    .venv/bin/python -m bench.tune_fusion --pipeline --vectors /tmp/scifact-minilm-256.npz
+
 The objective is the mean of dev hit@3, dev hit@1 and SciFact nDCG@10 (each of the three
 counts the same). Model selection is cross-validated: questions of both sets are split into
 five folds; for each method the best parameters on four folds are scored on the fifth, so
@@ -33,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import random
 import statistics
 import time
@@ -44,9 +54,22 @@ import numpy as np
 import numpy.typing as npt
 
 from bench.corpus_dev import load_documents, load_questions, warm_vectors
-from bench.quality import Corpus, load_corpus, load_qrels, load_queries, ndcg_at, warm_local
+from bench.quality import (
+    RERANK_TIMEOUT,
+    Corpus,
+    candidate_passages,
+    load_corpus,
+    load_qrels,
+    load_queries,
+    ndcg_at,
+    warm_local,
+)
+from retrieval.evaluation import CUTOFFS, TOP_K, outcome, score
 from retrieval.index import ChunkIndex
-from retrieval.rerankers.local import LocalReranker
+from retrieval.pipeline import search
+from retrieval.rerankers.base import Reranker
+from retrieval.rerankers.local import BM25_ANCHOR, LocalReranker
+from retrieval.rerankers.none import NoReranker
 from retrieval.shortlist import shortlist
 
 Floats = npt.NDArray[np.float64]
@@ -230,13 +253,83 @@ def _folds(count: int, seed: int) -> list[int]:
     return labels
 
 
+def pipeline_table(weights: Sequence[float], scifact_queries: int, vectors: Path | None) -> None:
+    """The tuning fold (and SciFact train) through the real pipeline, per weight and anchor."""
+    questions = load_questions(fold="tuning")
+    documents = load_documents()
+    index = ChunkIndex()
+    index.add(documents)
+    refs = [doc.ref for doc in documents]
+    shared = LocalReranker()
+    warm_vectors(shared, candidate_passages(index, refs, questions), "corpus-dev")
+    corpus = Corpus(load_corpus()) if scifact_queries else None
+    queries, qrels = load_queries(), load_qrels("train")
+    train = [q for q in qrels if q in queries][:scifact_queries]
+    if corpus is not None:
+        print(f"SciFact vectors: {warm_local(shared, corpus, vectors)}")
+    systems: list[tuple[str, Reranker]] = [("BM25 alone", NoReranker())]
+    for weight in weights:
+        for anchor in (0, BM25_ANCHOR):
+            local = LocalReranker(bm25_weight=weight, bm25_anchor=anchor)
+            local.cache = shared.cache  # the same vectors, embedded once
+            systems.append((f"linear {weight:.2f}, anchor {anchor}", local))
+    print(
+        f"\n## Through the pipeline: {sum(q.document is not None for q in questions)} answerable "
+        f"and {sum(q.document is None for q in questions)} unanswerable questions of the tuning "
+        f"fold, {len(train)} SciFact train queries\n"
+    )
+    print("| fusion | dev hit@1 / @3 / @10 | answerable flagged | unanswerable flagged "
+          "| BM25's top 3 lost | SciFact train nDCG@10 |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|")
+    baseline: dict[str, bool] = {}
+    for name, reranker in systems:
+        outcomes = []
+        for question in questions:
+            result = search(
+                index, question.question, refs, reranker=reranker,
+                top_k=TOP_K, rerank_timeout=RERANK_TIMEOUT,
+            )  # fmt: skip
+            outcomes.append(outcome(question.labelled, result))
+        if not baseline:
+            baseline = {o.question.question: o.hit(3) for o in outcomes}
+        lost = sum(baseline[o.question.question] and not o.hit(3) for o in outcomes)
+        gains = []
+        for q in train:
+            assert corpus is not None
+            result = search(
+                corpus.index, queries[q], corpus.refs, reranker=reranker,
+                top_k=10, rerank_timeout=RERANK_TIMEOUT,
+            )  # fmt: skip
+            ranked = list(dict.fromkeys(hit.document_id for hit in result.hits))
+            gains.append(ndcg_at(ranked, qrels[q]))
+        scored = score(outcomes)
+        hits = " / ".join(f"{scored.hit_at[k]:.3f}" for k in CUTOFFS)
+        ndcg = f"{statistics.fmean(gains):.3f}" if gains else "–"
+        print(f"| {name} | {hits} | {scored.false_flags:.3f} | {scored.unanswerable_flagged:.2f} "
+              f"| {lost} | {ndcg} |")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Tune BM25 + cosine fusion on training data")
     parser.add_argument("--keep", type=int, default=30, help="BM25 passages reordered")
     parser.add_argument("--vectors", type=Path, help="bench-only SciFact vector file (npz)")
     parser.add_argument("--seed", type=int, default=25)
+    parser.add_argument(
+        "--pipeline", action="store_true", help="score the shipped fusion through `search`"
+    )
+    parser.add_argument("--weights", type=float, nargs="+", default=[0.4, 0.5, 0.6, 0.7])
+    parser.add_argument(
+        "--scifact-queries", type=int, default=200, help="SciFact train queries (--pipeline)"
+    )
     args = parser.parse_args(argv)
     started = time.monotonic()
+    if args.pipeline:
+        pipeline_table(args.weights, args.scifact_queries, args.vectors)
+        print(
+            f"\n{time.monotonic() - started:.0f} s; load average "
+            f"{' '.join(f'{v:.1f}' for v in os.getloadavg())}; {time.strftime('%Y-%m-%d %H:%M')}."
+        )
+        return
     local = LocalReranker()
     dev, embedded = dev_questions(local, args.keep)
     scifact = scifact_queries(local, args.keep, args.vectors)

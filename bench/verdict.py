@@ -54,7 +54,7 @@ from retrieval.types import SearchResult
 FloatArray = npt.NDArray[np.float64]
 FALSE_FLAGS = 0.05
 """The most answerable questions the verdict may flag (#25)."""
-FEATURES = ("relevance", "coverage", "missing", "cosine", "agree", "focus")
+FEATURES = ("relevance", "coverage", "missing", "cosine", "agree", "focus", "absent")
 COMBINATIONS = (
     ("relevance",),
     ("relevance", "coverage"),
@@ -64,6 +64,8 @@ COMBINATIONS = (
     ("relevance", "focus"),
     ("cosine", "coverage"),
     ("relevance", "missing", "agree"),
+    ("relevance", "absent"),
+    ("relevance", "absent", "coverage"),
     ("relevance", "coverage", "missing", "cosine", "agree", "focus"),
 )
 
@@ -92,8 +94,9 @@ def features(
     picked = shortlist(ids, matrices, keep=DEFAULT_KEEP, unknown_terms=unknown)
     entries = picked.entries
     absent = lucene_idf(0, total)
+    terms = sorted(set(ids))
     idfs = []
-    for term in set(ids):
+    for term in terms:
         df = 0
         for matrix in matrices:
             span = matrix.span(term)
@@ -109,6 +112,12 @@ def features(
     cosine = [float(query_vector @ vectors[key]) if key in vectors else -1.0 for key in keys]
     closest = int(np.argmax(cosine)) if cosine else 0
     hits = result.hits
+    first = next((doc for doc in indexed if hits and doc.ref.id == hits[0].document_id), None)
+    outside = unknown * absent + sum(
+        idf
+        for term, idf in zip(terms, idfs, strict=True)
+        if first is None or first.terms.span(term) is None
+    )
     return {
         "relevance": best_relevance(result),
         "coverage": max((entry.coverage for entry in entries), default=0.0),
@@ -118,6 +127,7 @@ def features(
         "focus": sum(hit.document_id == hits[0].document_id for hit in hits[:5]) / 5
         if hits
         else 0.0,
+        "absent": outside / whole if whole else 1.0,
     }
 
 
@@ -219,7 +229,7 @@ def feature_table(searched: Sequence[Searched]) -> None:
     print("\n| feature | AUC for unanswerable (low value -> unanswerable) |")
     print("|---|---:|")
     for column, name in enumerate(FEATURES):
-        sign = 1.0 if name == "missing" else -1.0
+        sign = 1.0 if name in ("missing", "absent") else -1.0
         print(f"| {name} | {auc(list(sign * x[:, column]), list(labels)):.3f} |")
     print("\n| features (logistic, cross-validated) | answerable flagged | unanswerable flagged |")
     print("|---|---:|---:|")

@@ -150,6 +150,9 @@ def search(
         [indexed[entry.document].content_terms[entry.ordinal] for entry in picked.entries]
     )
     order, scores, relevance = _demote(order, scores, relevance, densities, thin)
+    if reranked.bm25_anchor and ran_clean:
+        first = _bm25_first(order, candidates, densities, thin)
+        order = _anchored(order, first, reranked.bm25_anchor)
     if sections and asked is not None:
         order = sorted(order, key=lambda i: sections.get(i, (len(order), 0)))
         relevance = [
@@ -388,6 +391,29 @@ def _demote(
     keys = [-math.inf if math.isnan(score) else score for score in scores]
     position = {index: rank for rank, index in enumerate(order)}
     return sorted(order, key=lambda i: (-keys[i], position[i])), scores, relevance
+
+
+def _bm25_first(
+    order: Sequence[int],
+    candidates: Sequence[Candidate],
+    densities: Sequence[float],
+    thin: Sequence[float],
+) -> int | None:
+    """The candidate of ``order`` that BM25 alone would put first, after the same demotion."""
+    if not order:
+        return None
+    bm25 = [candidate.bm25 for candidate in candidates]
+    by_bm25 = sorted(order, key=lambda i: (-bm25[i], i))
+    demoted, _, _ = _demote(by_bm25, bm25, [0.0] * len(candidates), densities, thin)
+    return demoted[0]
+
+
+def _anchored(order: list[int], first: int | None, places: int) -> list[int]:
+    """``order`` with ``first`` moved up to place ``places`` when it ranks lower."""
+    if first is None or first in order[:places]:
+        return order
+    rest = [i for i in order if i != first]
+    return [*rest[: places - 1], first, *rest[places - 1 :]]
 
 
 def _relevance(result: RerankResult, candidates: Sequence[Candidate]) -> list[float]:

@@ -45,6 +45,10 @@ class RerankResult(NamedTuple):
     """Absolute relevance per candidate in [0, 1], meaning the same for every query
     (:mod:`retrieval.relevance`); empty when the reranker has none of its own, and the
     pipeline then uses the lexical estimate."""
+    bm25_anchor: int = 0
+    """When above 0, the passage BM25 alone would show first is kept within this many first
+    places (a fusion that must never lose BM25's best answer: the local reranker's); 0 lets
+    the scores alone decide (a cross-encoder's)."""
 
 
 class Chunk(NamedTuple):

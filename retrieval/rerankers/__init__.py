@@ -57,6 +57,7 @@ class LocalOptions(TypedDict, total=False):
     model_path: Path | None
     tokenizer_path: Path | None
     bm25_weight: float
+    bm25_anchor: int
     max_tokens: int
     batch_size: int
     intra_op_num_threads: int | None

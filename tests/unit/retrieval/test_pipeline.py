@@ -49,6 +49,20 @@ class ScoringReranker:
         return RerankResult(scores=[self.score(c) for c in candidates], reranked=True)
 
 
+class AnchoredReranker(ScoringReranker):
+    """Scores like :class:`ScoringReranker` and asks to keep BM25's first within ``places``."""
+
+    def __init__(self, score: Callable[[Candidate], float], places: int) -> None:
+        super().__init__(score)
+        self.places = places
+
+    def rerank(
+        self, query: str, candidates: Sequence[Candidate], *, deadline: float
+    ) -> RerankResult:
+        scored = super().rerank(query, candidates, deadline=deadline)
+        return scored._replace(bm25_anchor=self.places)
+
+
 class UnavailableReranker:
     """A reranker whose model is down: BM25 order, reranked=False, a warning."""
 
@@ -106,6 +120,35 @@ def test_hits_follow_the_rerankers_scores(index: ChunkIndex) -> None:
     assert result.hits[0].score == 1.0
     rest = result.hits[1:]
     assert [hit.bm25 for hit in rest] == sorted((hit.bm25 for hit in rest), reverse=True)
+
+
+def against_bm25(candidate: Candidate) -> float:
+    """The reverse of BM25's order: its first passage last."""
+    return -candidate.bm25
+
+
+def test_an_anchored_fusion_keeps_bm25s_first_passage_within_its_places(
+    index: ChunkIndex,
+) -> None:
+    plain = search(index, "apple", REFS, reranker=bm25_only())
+    first = plain.hits[0].chunk_id
+    assert len(plain.hits) >= 4
+    unanchored = search(index, "apple", REFS, reranker=AnchoredReranker(against_bm25, 0))
+    assert [hit.chunk_id for hit in unanchored.hits].index(first) == len(unanchored.hits) - 1
+    for places in (1, 2, 3):
+        anchored = search(index, "apple", REFS, reranker=AnchoredReranker(against_bm25, places))
+        ids = [hit.chunk_id for hit in anchored.hits]
+        assert ids.index(first) == places - 1
+        others = [hit.chunk_id for hit in unanchored.hits if hit.chunk_id != first]
+        assert [i for i in ids if i != first] == others  # the rest keep the fused order
+
+
+def test_an_anchor_changes_nothing_when_bm25s_first_is_already_within_it(
+    index: ChunkIndex,
+) -> None:
+    agreeing = search(index, "apple", REFS, reranker=AnchoredReranker(lambda c: c.bm25, 3))
+    plain = search(index, "apple", REFS, reranker=bm25_only())
+    assert [hit.chunk_id for hit in agreeing.hits] == [hit.chunk_id for hit in plain.hits]
 
 
 def test_equal_reranker_scores_keep_bm25_order(index: ChunkIndex) -> None:

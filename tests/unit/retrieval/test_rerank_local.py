@@ -17,7 +17,7 @@ import pytest
 from retrieval.relevance import EVIDENCE_FLOOR
 from retrieval.rerankers.embedder import DIMENSIONS, MiniLMEmbedder
 from retrieval.rerankers.fusion import min_max
-from retrieval.rerankers.local import BM25_WEIGHT, LocalReranker
+from retrieval.rerankers.local import BM25_ANCHOR, BM25_WEIGHT, LocalReranker
 from retrieval.rerankers.vector_cache import VectorCache
 from retrieval.types import Candidate
 from tests.support.paths import REPO_DIR
@@ -131,6 +131,12 @@ def test_rerank_fuses_bm25_with_cosine_as_documented(
     assert result.unscored == ()
     assert result.scores == pytest.approx(expected, abs=1e-4)
     assert max(range(3), key=result.scores.__getitem__) == 1
+    assert result.bm25_anchor == BM25_ANCHOR == 3  # BM25's first stays in the first three
+
+
+def test_a_negative_anchor_is_refused() -> None:
+    with pytest.raises(ValueError, match="bm25_anchor"):
+        LocalReranker(bm25_anchor=-1)
 
 
 def test_relevance_is_absolute_not_relative_to_the_candidates(shared: LocalReranker) -> None:
