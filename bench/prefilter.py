@@ -174,6 +174,9 @@ class PathFigures(NamedTuple):
     cache_mb: float
     prefiltered: bool
     top10: dict[str, list[str]]
+    rss_mb: float
+    """This process's resident memory after the path (only the API's share when the
+    documents were not generated in it, i.e. with ``--reuse``, and no path ran before)."""
 
 
 async def run_path(
@@ -199,7 +202,16 @@ async def run_path(
                 runtime.search.index.nbytes / 1024**2,
                 loaded.prefiltered is not None,
                 top10,
+                resident_mb(),
             )
+
+
+def resident_mb() -> float:
+    """This process's resident set size (``VmRSS``), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def _top(found: ProjectSearch) -> list[str]:
@@ -287,14 +299,14 @@ async def cost(
     )
     print(
         "| passages | documents | path | cold wall (ms) | cold CPU (ms) | warm p50 wall (ms) "
-        "| warm p95 wall (ms) | warm CPU p50 (ms) | database CPU / query (ms) | chunk cache (MB) "
-        "| exhaustive top 10 kept |"
+        "| warm p95 wall (ms) | warm CPU p50 (ms) | warm CPU p95 (ms) | database CPU / query (ms) "
+        "| chunk cache (MB) | process RSS (MB) | exhaustive top 10 kept |"
     )
-    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for _, passages, count, ingest, exhaustive, filtered in rows:
         for name, figures in (("exhaustive", exhaustive), ("prefiltered", filtered)):
             if figures is None:
-                print(f"| {passages:,} | {count:,} | {name} | not measured |||||||| ")
+                print(f"| {passages:,} | {count:,} | {name} | not measured ||||||||||")
                 continue
             walls = [t.wall for t in figures.warm]
             cpus = [t.cpu for t in figures.warm]
@@ -302,8 +314,9 @@ async def cost(
             print(
                 f"| {passages:,} | {count:,} | {name} | {figures.cold.wall * 1000:,.0f} "
                 f"| {figures.cold.cpu * 1000:,.0f} | {p(walls, 50):,.1f} | {p(walls, 95):,.1f} "
-                f"| {p(cpus, 50):,.1f} | {figures.backend_cpu_per_query * 1000:,.1f} "
-                f"| {figures.cache_mb:,.0f} | {kept:.3f} |"
+                f"| {p(cpus, 50):,.1f} | {p(cpus, 95):,.1f} "
+                f"| {figures.backend_cpu_per_query * 1000:,.1f} "
+                f"| {figures.cache_mb:,.0f} | {figures.rss_mb:,.0f} | {kept:.3f} |"
             )
         print(
             f"\nTerms of {passages:,} passages written by "
