@@ -44,14 +44,15 @@ def _params(conn: psycopg.Connection[Any], config: str) -> dict[str, Any]:
 
 def _time(
     conn: psycopg.Connection[Any], sql: str, params: dict[str, Any], pid: int, runs: int
-) -> tuple[float, float, int]:
-    """(wall ms, backend CPU ms, rows) per run."""
+) -> tuple[float, float, float, int]:
+    """(wall ms, client CPU ms, backend CPU ms, rows) per run."""
     conn.execute(sql, params).fetchall()  # warm the plan cache and the buffers
-    ticks, wall = _ticks(pid), time.perf_counter()
+    ticks, wall, cpu = _ticks(pid), time.perf_counter(), time.process_time()
     for _ in range(runs):
         rows = len(conn.execute(sql, params).fetchall())
-    wall = time.perf_counter() - wall
-    return wall / runs * 1000, (_ticks(pid) - ticks) / TICKS / runs * 1000, rows
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    backend = (_ticks(pid) - ticks) / TICKS
+    return wall / runs * 1000, cpu / runs * 1000, backend / runs * 1000, rows
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -81,16 +82,21 @@ def main(argv: Sequence[str] | None = None) -> None:
             if name in earlier and earlier[name] != queries[name]:
                 versions.insert(0, (args.before, earlier[name]))
             for label, sql in versions:
-                wall, cpu, rows = _time(conn, sql, params, pid, args.runs)
-                lines.append(f"| `{name}` | {label} | {rows:,} | {wall:.2f} | {cpu:.2f} |")
+                wall, cpu, backend, rows = _time(conn, sql, params, pid, args.runs)
+                lines.append(
+                    f"| `{name}` | {label} | {rows:,} | {wall:.2f} | {cpu:.2f} | {backend:.2f} |"
+                )
     print(f"Command: `python -m bench.prefilter_queries {' '.join(sys.argv[1:])}`")
     print(
         f"{args.database}: {documents:,} documents; {args.runs} runs each; load average "
         f"{' '.join(f'{v:.1f}' for v in os.getloadavg())} on {os.cpu_count()} CPUs, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"
     )
-    print("| query | version | rows | wall per run (ms) | database CPU per run (ms) |")
-    print("|---|---|---:|---:|---:|")
+    print(
+        "| query | version | rows | wall per run (ms) | client CPU per run (ms) "
+        "| database CPU per run (ms) |"
+    )
+    print("|---|---|---:|---:|---:|---:|")
     print("\n".join(lines))
 
 
