@@ -20,7 +20,9 @@ BM25's top 100 at 929 ms p50, where BM25 summed over postings kept all of them a
 Kept in sync by the database: the terms are written in the transaction that stores the
 document's text (:func:`store_terms`, from :func:`service.services.extraction.save_extraction`),
 and a trigger drops them in the transaction that changes the text, status or project (delete
-cascades). Documents ready before the prefilter existed, or whose terms were made with another
+cascades); storing them locks the document's row until commit, so a change racing the backfill
+waits and then drops them. A stored row is thus only ever of a ready document with that text,
+and :func:`stats` counts rows without reading the documents. Documents ready before the prefilter existed, or whose terms were made with another
 chunker or tokenizer configuration, are filled in by :func:`backfill_forever` on the worker,
 a batch at a time (resumable: it only ever asks which documents still lack current terms).
 Until every searched document has current terms the search stays exhaustive, so an answer is
@@ -179,6 +181,8 @@ def coverage(rows: Sequence[Mapping[str, Any]]) -> LexicalStats:
 async def stats(
     conn: Connection, config: str, project_id: UUID, document_ids: Sequence[UUID] | None
 ) -> LexicalStats:
+    """What the stored terms cover of the searched documents, on its own (a large project's
+    search; a small one's gets it with its documents' list: :func:`coverage`)."""
     row = await fetch_one(
         conn,
         "lexical_stats",
