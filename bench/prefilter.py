@@ -41,6 +41,7 @@ import psycopg
 from psycopg import sql as pgsql
 from psycopg.rows import dict_row
 
+from bench.bulk_load import bulk_load
 from bench.latency import SCIFACT_DIR, corpus, load_abstracts, load_queries
 from retrieval.types import SourceDocument
 from service.records import Principal
@@ -173,6 +174,9 @@ class PathFigures(NamedTuple):
     cache_mb: float
     prefiltered: bool
     top10: dict[str, list[str]]
+    rss_mb: float
+    """This process's resident memory after the path (only the API's share when the
+    documents were not generated in it, i.e. with ``--reuse``, and no path ran before)."""
 
 
 async def run_path(
@@ -198,7 +202,16 @@ async def run_path(
                 runtime.search.index.nbytes / 1024**2,
                 loaded.prefiltered is not None,
                 top10,
+                resident_mb(),
             )
+
+
+def resident_mb() -> float:
+    """This process's resident set size (``VmRSS``), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def _top(found: ProjectSearch) -> list[str]:
@@ -215,7 +228,14 @@ def p(values: list[float], q: float) -> float:
 
 
 async def cost(
-    sizes: Sequence[int], query_count: int, chunk_size: int, reuse: bool, per_document: int
+    sizes: Sequence[int],
+    query_count: int,
+    chunk_size: int,
+    reuse: bool,
+    per_document: int,
+    *,
+    bulk: bool = False,
+    exhaustive_up_to: int = 10**9,
 ) -> None:
     abstracts = load_abstracts(SCIFACT_DIR)
     queries = load_queries(SCIFACT_DIR, query_count + 1)
@@ -223,14 +243,24 @@ async def cost(
     for size in sizes:
         datname = f"shortlist_bench_prefilter_{size}_{per_document}"
         url = database_url(datname)
-        documents = corpus(abstracts, size, chunk_size, per_document=per_document, per_page=1)
         with tempfile.TemporaryDirectory() as data_dir:
             prepared = reuse and _exists(datname)
+            documents = (
+                []
+                if prepared
+                else corpus(abstracts, size, chunk_size, per_document=per_document, per_page=1)
+            )
             if not prepared:
                 url = fresh_database(datname)
             settings = settings_for(url, Path(data_dir))
             async with open_runtime(settings, background=False) as runtime:
-                if not prepared:
+                if not prepared and bulk:
+                    owner = await new_project(url, "bench")
+                    loaded = await asyncio.to_thread(
+                        bulk_load, url, owner.project_id, documents, runtime.search.index
+                    )
+                    ingest = loaded.seconds
+                elif not prepared:
                     owner = await new_project(url, "bench")
                     await add_documents(url, owner.project_id, documents)
                     started = time.perf_counter()
@@ -248,14 +278,18 @@ async def cost(
         print(
             f"{size}: {covered.passages} passages stored, terms in {ingest:.0f} s", file=sys.stderr
         )
-        exhaustive = await run_path(
-            url, datname, owner, queries, prefilter_min_passages=10**9, cache_max_mb=16384
-        )
-        print(f"{size}: exhaustive measured", file=sys.stderr)
+        del documents
+        exhaustive = None
+        if covered.passages <= exhaustive_up_to:
+            exhaustive = await run_path(
+                url, datname, owner, queries, prefilter_min_passages=10**9, cache_max_mb=16384
+            )
+            assert not exhaustive.prefiltered
+            print(f"{size}: exhaustive measured", file=sys.stderr)
         filtered = await run_path(url, datname, owner, queries, prefilter_min_passages=1)
         print(f"{size}: prefiltered measured", file=sys.stderr)
-        assert filtered.prefiltered and not exhaustive.prefiltered
-        rows.append((size, covered.passages, len(documents), ingest, exhaustive, filtered))
+        assert filtered.prefiltered
+        rows.append((size, covered.passages, covered.documents, ingest, exhaustive, filtered))
 
     print(f"Command: `python -m bench.prefilter {' '.join(sys.argv[1:])}`")
     print(
@@ -265,23 +299,28 @@ async def cost(
     )
     print(
         "| passages | documents | path | cold wall (ms) | cold CPU (ms) | warm p50 wall (ms) "
-        "| warm p95 wall (ms) | warm CPU p50 (ms) | database CPU / query (ms) | chunk cache (MB) "
-        "| exhaustive top 10 kept |"
+        "| warm p95 wall (ms) | warm CPU p50 (ms) | warm CPU p95 (ms) | database CPU / query (ms) "
+        "| chunk cache (MB) | process RSS (MB) | exhaustive top 10 kept |"
     )
-    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for _, passages, count, ingest, exhaustive, filtered in rows:
         for name, figures in (("exhaustive", exhaustive), ("prefiltered", filtered)):
+            if figures is None:
+                print(f"| {passages:,} | {count:,} | {name} | not measured ||||||||||")
+                continue
             walls = [t.wall for t in figures.warm]
             cpus = [t.cpu for t in figures.warm]
-            kept = kept_share(exhaustive.top10, figures.top10)
+            kept = kept_share(exhaustive.top10, figures.top10) if exhaustive else float("nan")
             print(
                 f"| {passages:,} | {count:,} | {name} | {figures.cold.wall * 1000:,.0f} "
                 f"| {figures.cold.cpu * 1000:,.0f} | {p(walls, 50):,.1f} | {p(walls, 95):,.1f} "
-                f"| {p(cpus, 50):,.1f} | {figures.backend_cpu_per_query * 1000:,.1f} "
-                f"| {figures.cache_mb:,.0f} | {kept:.3f} |"
+                f"| {p(cpus, 50):,.1f} | {p(cpus, 95):,.1f} "
+                f"| {figures.backend_cpu_per_query * 1000:,.1f} "
+                f"| {figures.cache_mb:,.0f} | {figures.rss_mb:,.0f} | {kept:.3f} |"
             )
         print(
-            f"\nTerms of {passages:,} passages written by the backfill in {ingest:.0f} s "
+            f"\nTerms of {passages:,} passages written by "
+            f"{'the bench-only bulk loader' if bulk else 'the backfill'} in {ingest:.0f} s "
             f"({count / ingest if ingest == ingest else float('nan'):.0f} documents/s).",
             file=sys.stderr,
         )
@@ -311,6 +350,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--abstracts-per-document", type=int, default=4, help="one abstract a page (default 4)"
     )
+    parser.add_argument(
+        "--bulk",
+        action="store_true",
+        help="write documents and terms with bench/bulk_load.py (COPY), not the product's backfill",
+    )
+    parser.add_argument(
+        "--exhaustive-up-to",
+        type=int,
+        default=10**9,
+        help="measure the exhaustive path only up to this many passages",
+    )
     parser.add_argument("--quality", action="store_true")
     parser.add_argument("--skip-scifact", action="store_true", help="--quality: the dev set only")
     args = parser.parse_args(argv)
@@ -320,7 +370,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         asyncio.run(quality(scifact_too=not args.skip_scifact))
     else:
         asyncio.run(
-            cost(args.sizes, args.queries, args.chunk_size, args.reuse, args.abstracts_per_document)
+            cost(
+                args.sizes,
+                args.queries,
+                args.chunk_size,
+                args.reuse,
+                args.abstracts_per_document,
+                bulk=args.bulk,
+                exhaustive_up_to=args.exhaustive_up_to,
+            )
         )
 
 

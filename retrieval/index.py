@@ -16,7 +16,7 @@ import hashlib
 import sys
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from extract.page_markers import without_page_markers
@@ -232,9 +232,12 @@ class ChunkIndex:
                     absent.append(ref)
         return absent
 
-    def add(self, docs: Iterable[SourceDocument]) -> None:
-        """Chunk and tokenise documents and cache them (those already cached are skipped)."""
-        self.documents((), add=docs)
+    def add(
+        self, docs: Iterable[SourceDocument], *, languages: Mapping[str, str] | None = None
+    ) -> None:
+        """Chunk and tokenise documents and cache them (those already cached are skipped);
+        ``languages`` as :meth:`documents` takes it."""
+        self.documents((), add=docs, languages=languages)
 
     def chunks(self, ref: DocumentRef) -> Sequence[Chunk]:
         """A cached document's chunks."""
@@ -247,12 +250,21 @@ class ChunkIndex:
         return [document.reader_passage(ordinal) for ordinal in range(len(document.chunks))]
 
     def documents(
-        self, refs: Sequence[DocumentRef], *, add: Iterable[SourceDocument] = ()
+        self,
+        refs: Sequence[DocumentRef],
+        *,
+        add: Iterable[SourceDocument] = (),
+        languages: Mapping[str, str] | None = None,
     ) -> list[IndexedDocument]:
         """Add ``add``, then return the entries of ``refs`` (duplicates dropped) in order.
 
         Adding and looking up happen under one lock, so the result holds every
         ref even if the cache then evicts some of them to stay within bounds.
+
+        ``languages`` (document id → language) is what :meth:`document_language` said of a
+        document's text before, e.g. stored with its :meth:`passage_terms`: detecting it is
+        a fifth of building an entry, so a language given here for a document being added is
+        taken as it is (when this cache detects languages and stems that one).
         """
         provided: dict[CacheKey, SourceDocument] = {}
         for doc in add:
@@ -261,7 +273,8 @@ class ChunkIndex:
         unbuilt = [key for key in provided if key not in self._entries]
         while True:
             for key in unbuilt:
-                fresh[key] = self._build(provided[key])
+                doc = provided[key]
+                fresh[key] = self._build(doc, self._known_language(languages, doc.id))
             found, absent = self._insert_and_find(fresh, _unique(refs))
             # A provided document seen as cached may have been evicted since: build it now.
             unbuilt = [self.key(ref) for ref in absent if self.key(ref) in provided]
@@ -299,10 +312,23 @@ class ChunkIndex:
             self._entries.clear()
             self._nbytes = 0
 
-    def _chunked(self, doc: SourceDocument) -> tuple[tuple[Chunk, ...], str, tuple[str, ...]]:
-        """A document's chunks, language and per-chunk context prefixes."""
+    def _known_language(self, languages: Mapping[str, str] | None, document_id: str) -> str | None:
+        """The language ``languages`` gives the document, if it is one this cache could have
+        detected (``None``: detect it)."""
+        if not languages or not self.detects_language:
+            return None
+        language = languages.get(document_id)
+        if language == self.tokenizer.language or language in STEMMED_LANGUAGES:
+            return language
+        return None
+
+    def _chunked(
+        self, doc: SourceDocument, language: str | None = None
+    ) -> tuple[tuple[Chunk, ...], str, tuple[str, ...]]:
+        """A document's chunks, language (detected unless given) and per-chunk context
+        prefixes."""
         chunks = tuple(chunk_markdown(doc.id, doc.markdown, chunk_size=self.chunk_size))
-        language = self.document_language(doc.markdown)
+        language = language or self.document_language(doc.markdown)
         context = document_context(doc.name, doc.markdown)
         shared: dict[str, str] = {}
         prefixes = tuple(
@@ -311,8 +337,8 @@ class ChunkIndex:
         )
         return chunks, language, prefixes
 
-    def _build(self, doc: SourceDocument) -> IndexedDocument:
-        chunks, language, prefixes = self._chunked(doc)
+    def _build(self, doc: SourceDocument, language: str | None = None) -> IndexedDocument:
+        chunks, language, prefixes = self._chunked(doc, language)
         tokenizer = self.tokenizer_for(language)
         texts = [prefix + c.passage for prefix, c in zip(prefixes, chunks, strict=True)]
         terms = build_term_matrix(tokenizer.documents_term_ids(texts))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from retrieval.answer_spans import (
@@ -83,6 +83,7 @@ def search(
     rerank_timeout: float = DEFAULT_RERANK_TIMEOUT,
     documents: Iterable[SourceDocument] = (),
     prefiltered: Prefiltered | None = None,
+    languages: Mapping[str, str] | None = None,
 ) -> SearchResult:
     """The ``top_k`` best passages of ``refs`` for ``query``, with their sources.
 
@@ -93,14 +94,15 @@ def search(
 
     With ``prefiltered`` (BM25's shortlist over a whole project, scored elsewhere with the
     same analysis and statistics), ``refs`` need only be its passages' documents: they are
-    the candidates, and everything after the shortlist runs as usual.
+    the candidates, and everything after the shortlist runs as usual. ``languages`` are the
+    known languages of ``documents`` (:meth:`ChunkIndex.documents`).
     """
     query = validate_query(query)
     _check_positive(top_k=top_k, keep=keep, max_candidates=max_candidates)
     if not rerank_timeout > 0:
         raise InvalidSearchParameter("rerank_timeout", rerank_timeout, "must be above 0 seconds")
     started = time.perf_counter()
-    indexed = index.documents(refs, add=documents)
+    indexed = index.documents(refs, add=documents, languages=languages)
     chunked = time.perf_counter()
     query_terms, term_ids, unknown_terms = index.query_terms(query, indexed)
     matrices = [doc.terms for doc in indexed]

@@ -178,6 +178,16 @@ WHERE project_id = %(project_id)s AND status = 'ready'
   AND (%(document_ids)s::uuid[] IS NULL OR id = ANY(%(document_ids)s::uuid[]))
 ORDER BY created_at, id;
 
+-- list_ready_document_refs_with_terms --
+-- A project's searchable documents (optionally only some), oldest first, each with its stored passage terms' counts where they are current
+SELECT d.id, d.name, d.content_hash, d.kind, l.passages, l.terms, l.language
+FROM documents d LEFT JOIN lexical_documents l
+  ON l.project_id = d.project_id AND l.document_id = d.id
+ AND l.config = %(config)s AND l.content_hash = d.content_hash
+WHERE d.project_id = %(project_id)s AND d.status = 'ready'
+  AND (%(document_ids)s::uuid[] IS NULL OR d.id = ANY(%(document_ids)s::uuid[]))
+ORDER BY d.created_at, d.id;
+
 -- fetch_document_figures --
 -- The figures of the given documents that have any (a search's results, a figure's picture)
 SELECT id, figures FROM documents
@@ -416,11 +426,12 @@ DELETE FROM lexical_documents l USING documents d
 WHERE d.id = %(document_id)s AND l.project_id = d.project_id AND l.document_id = d.id;
 
 -- store_lexical_document --
--- Record that a ready document's passage terms follow, if it still has this text
+-- Record that a ready document's passage terms follow, if it still has this text (its row locked until commit, so a concurrent change of its text or status waits and then drops them)
 INSERT INTO lexical_documents (project_id, document_id, content_hash, config, language, passages, terms)
 SELECT project_id, id, content_hash, %(config)s, %(language)s, %(passages)s, %(terms)s
 FROM documents
 WHERE id = %(document_id)s AND status = 'ready' AND content_hash = %(content_hash)s
+FOR SHARE
 RETURNING project_id;
 
 -- copy_lexical_postings --
@@ -437,16 +448,15 @@ ORDER BY d.extracted_at NULLS FIRST, d.id
 LIMIT %(limit)s;
 
 -- lexical_stats --
--- How many documents are searched, how many of them have current stored terms, their passages and languages
+-- How many documents are searched, how many of them have current stored terms, their passages and languages (a lexical_documents row is only ever of a ready document with that text: migration 011's trigger and store_lexical_document's lock)
 SELECT (SELECT count(*) FROM documents r
         WHERE r.project_id = %(project_id)s AND r.status = 'ready'
           AND (%(document_ids)s::uuid[] IS NULL OR r.id = ANY(%(document_ids)s::uuid[]))) AS ready,
        count(*) AS documents, coalesce(sum(l.passages), 0)::bigint AS passages,
        coalesce(sum(l.terms), 0)::bigint AS terms,
        coalesce(array_agg(DISTINCT l.language), '{}') AS languages
-FROM lexical_documents l JOIN documents d ON d.project_id = l.project_id AND d.id = l.document_id
-WHERE l.project_id = %(project_id)s AND d.project_id = %(project_id)s AND l.config = %(config)s
-  AND d.status = 'ready' AND d.content_hash = l.content_hash
+FROM lexical_documents l
+WHERE l.project_id = %(project_id)s AND l.config = %(config)s
   AND (%(document_ids)s::uuid[] IS NULL OR l.document_id = ANY(%(document_ids)s::uuid[]));
 
 -- lexical_term_frequencies --

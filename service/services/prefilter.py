@@ -20,7 +20,9 @@ BM25's top 100 at 929 ms p50, where BM25 summed over postings kept all of them a
 Kept in sync by the database: the terms are written in the transaction that stores the
 document's text (:func:`store_terms`, from :func:`service.services.extraction.save_extraction`),
 and a trigger drops them in the transaction that changes the text, status or project (delete
-cascades). Documents ready before the prefilter existed, or whose terms were made with another
+cascades); storing them locks the document's row until commit, so a change racing the backfill
+waits and then drops them. A stored row is thus only ever of a ready document with that text,
+and :func:`stats` counts rows without reading the documents. Documents ready before the prefilter existed, or whose terms were made with another
 chunker or tokenizer configuration, are filled in by :func:`backfill_forever` on the worker,
 a batch at a time (resumable: it only ever asks which documents still lack current terms).
 Until every searched document has current terms the search stays exhaustive, so an answer is
@@ -32,8 +34,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 from uuid import UUID
 
 import anyio.to_thread
@@ -58,10 +60,10 @@ no one searches for them. The passage's length still counts them."""
 BACKFILL_BATCH = 16
 """Documents read and written per backfill step."""
 BACKFILL_IDLE_SECONDS = 60.0
+"""How long the backfill waits, once nothing is left, before looking again."""
 WORK_MEM = "32MB"
 """Memory the ranking query may hash its passages in (``SET LOCAL``): a query of common words
 groups tens of thousands, and spilling them to disk at the default 4 MB doubles its time."""
-"""How long the backfill waits, once nothing is left, before looking again."""
 
 
 class LexicalStats(NamedTuple):
@@ -161,9 +163,26 @@ async def backfill_forever(runtime: Runtime) -> None:
             await asyncio.sleep(BACKFILL_IDLE_SECONDS)
 
 
+def coverage(rows: Sequence[Mapping[str, Any]]) -> LexicalStats:
+    """What the stored terms cover of the documents ``rows`` list (one row per searched
+    ready document, with ``passages``, ``terms`` and ``language`` of its current stored terms,
+    ``None`` where they are missing or stale: ``list_ready_document_refs_with_terms``), as
+    :func:`stats` counts it."""
+    stored = [row for row in rows if row["passages"] is not None]
+    return LexicalStats(
+        len(rows),
+        len(stored),
+        sum(row["passages"] for row in stored),
+        sum(row["terms"] for row in stored),
+        sorted({row["language"] for row in stored}),
+    )
+
+
 async def stats(
     conn: Connection, config: str, project_id: UUID, document_ids: Sequence[UUID] | None
 ) -> LexicalStats:
+    """What the stored terms cover of the searched documents, on its own (a large project's
+    search; a small one's gets it with its documents' list: :func:`coverage`)."""
     row = await fetch_one(
         conn,
         "lexical_stats",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
@@ -52,6 +53,8 @@ logger = logging.getLogger(__name__)
 MB = 1024 * 1024
 #: Most documents one search may be restricted to (each is looked up and checked).
 MAX_SEARCH_DOCUMENTS = 100
+#: Projects whose size a process remembers, to pick how a search reads it (SearchEngine.load).
+REMEMBERED_PROJECTS = 10_000
 
 
 class Loaded(NamedTuple):
@@ -69,6 +72,18 @@ class Loaded(NamedTuple):
     prefiltered: Prefiltered | None = None
     """BM25's shortlist from PostgreSQL (:mod:`service.services.prefilter`), for a project of
     at least ``search.prefilter_min_passages`` passages whose terms are all stored."""
+    languages: Mapping[str, str] = MappingProxyType({})
+    """The language stored with the current terms of those of ``documents`` that have them:
+    what chunking them would detect again (:meth:`ChunkIndex.documents`)."""
+
+
+class Listed(NamedTuple):
+    """The documents a search reads, as :meth:`SearchEngine._refs` lists them."""
+
+    refs: list[DocumentRef]
+    pictured: frozenset[str]
+    covered: prefilter.LexicalStats
+    languages: dict[str, str]
 
 
 class ProjectSearch(NamedTuple):
@@ -121,7 +136,9 @@ async def search_project(
         document_ids = (
             await _searchable_documents(conn, principal, target, wanted) if wanted else None
         )
-        found = await engine.load(conn, target.id, document_ids, query=query)
+        found = await engine.load(
+            conn, target.id, document_ids, query=query, ready=target.ready_count
+        )
     loaded_at = time.perf_counter()
     result = await engine.rank(target.id, query, found, top_k=top_k)
     metrics.record_search(result, load_seconds=loaded_at - started)
@@ -231,6 +248,8 @@ class SearchEngine:
         self.reranker = reranker or build_reranker(
             settings, score_every_candidate=score_every_candidate
         )
+        self._passages: OrderedDict[UUID, int] = OrderedDict()
+        """Stored passages per project when last searched: a hint (:meth:`_looks_small`)."""
         self.warmup: Warmup | None = None
         if background:
             self.warmup = Warmup(
@@ -278,6 +297,7 @@ class SearchEngine:
         document_ids: Sequence[UUID] | None = None,
         *,
         query: str,
+        ready: int | None = None,
     ) -> Loaded:
         """The project's ready documents (or only ``document_ids``) to rank for ``query``, the
         text the cache lacks, and the ids of those that have page images.
@@ -287,45 +307,99 @@ class SearchEngine:
         (:mod:`service.services.prefilter`): only the shortlist's documents are loaded.
         The only part of a search that needs the database: the caller releases the
         connection before :meth:`rank`.
+
+        Which it is, is decided from exact counts of what is stored, read in one of two ways
+        (:meth:`_looks_small` picks; either way is correct, one is cheaper): with the list of
+        the documents to search, which an exhaustive search reads anyway (a small project:
+        no query of its own), or first on their own (``lexical_stats``), so that a large
+        project's search does not list every document. ``ready`` is the project's ready
+        document count if the caller has it (:attr:`Project.ready_count`), a hint only.
         """
+        if document_ids or self._looks_small(project_id, ready):
+            listed = await self._refs(conn, project_id, document_ids)
+            covered = listed.covered
+            if not document_ids:
+                self._remember(project_id, covered)
+            if not self._prefilters(covered):
+                return await self._loaded(conn, listed, len(listed.refs))
+        else:
+            covered = await prefilter.stats(conn, self.index.terms_config, project_id, document_ids)
+            self._remember(project_id, covered)
+            if not self._prefilters(covered):
+                listed = await self._refs(conn, project_id, document_ids)
+                return await self._loaded(conn, listed, len(listed.refs))
         search_settings = self.settings.search
-        covered = await prefilter.stats(conn, self.index.terms_config, project_id, document_ids)
-        if (
+        prefiltered = await prefilter.shortlist(
+            conn,
+            self.index,
+            project_id,
+            query,
+            covered,
+            document_ids,
+            limit=min(search_settings.shortlist_keep, search_settings.max_candidates),
+        )
+        wanted = list(dict.fromkeys(UUID(p.document_id) for p in prefiltered.passages))
+        if not wanted:
+            return Loaded([], [], covered.ready, frozenset(), prefiltered)
+        listed = await self._refs(conn, project_id, wanted)
+        return await self._loaded(conn, listed, covered.ready, prefiltered)
+
+    def _prefilters(self, covered: prefilter.LexicalStats) -> bool:
+        """Whether a search of what ``covered`` describes asks PostgreSQL for its shortlist:
+        from the threshold on, and only once every searched document's terms are current."""
+        return (
             covered.documents == covered.ready
-            and covered.passages >= search_settings.prefilter_min_passages
-        ):
-            prefiltered = await prefilter.shortlist(
-                conn,
-                self.index,
-                project_id,
-                query,
-                covered,
-                document_ids,
-                limit=min(search_settings.shortlist_keep, search_settings.max_candidates),
-            )
-            wanted = list(dict.fromkeys(UUID(p.document_id) for p in prefiltered.passages))
-            refs, pictured = (
-                await self._refs(conn, project_id, wanted) if wanted else ([], frozenset())
-            )
-            missing = await self._load_missing(conn, refs)
-            return Loaded(refs, missing, covered.ready, pictured, prefiltered)
-        refs, pictured = await self._refs(conn, project_id, document_ids)
-        return Loaded(refs, await self._load_missing(conn, refs), len(refs), pictured)
+            and covered.passages >= self.settings.search.prefilter_min_passages
+        )
+
+    def _looks_small(self, project_id: UUID, ready: int | None) -> bool:
+        """Whether a search of the whole project had best read the documents' list first:
+        the project held fewer passages than the threshold when this process last searched
+        it, or, not searched yet, has fewer ready documents than the threshold has passages."""
+        threshold = self.settings.search.prefilter_min_passages
+        known = self._passages.get(project_id)
+        if known is not None:
+            return known < threshold
+        return ready is not None and ready < threshold
+
+    def _remember(self, project_id: UUID, covered: prefilter.LexicalStats) -> None:
+        """Keep a project's stored passages for :meth:`_looks_small` (the most recent
+        :data:`REMEMBERED_PROJECTS` projects)."""
+        self._passages[project_id] = covered.passages
+        self._passages.move_to_end(project_id)
+        while len(self._passages) > REMEMBERED_PROJECTS:
+            self._passages.popitem(last=False)
 
     async def _refs(
         self, conn: Connection, project_id: UUID, document_ids: Sequence[UUID] | None
-    ) -> tuple[list[DocumentRef], frozenset[str]]:
-        """The project's ready documents (or only those of ``document_ids``), oldest first, and
-        the ids of those that have page images."""
+    ) -> Listed:
+        """The project's ready documents (or only those of ``document_ids``), oldest first, the
+        ids of those that have page images, what their stored terms cover, and the languages
+        stored with them."""
         rows = await fetch_all(
             conn,
-            "list_ready_document_refs",
+            "list_ready_document_refs_with_terms",
             project_id=project_id,
+            config=self.index.terms_config,
             document_ids=list(document_ids) if document_ids else None,
         )
         refs = [DocumentRef(str(row["id"]), row["name"], row["content_hash"]) for row in rows]
         pictured = frozenset(str(row["id"]) for row in rows if has_page_images(row["kind"]))
-        return refs, pictured
+        languages = {str(row["id"]): row["language"] for row in rows if row["language"]}
+        return Listed(refs, pictured, prefilter.coverage(rows), languages)
+
+    async def _loaded(
+        self, conn: Connection, listed: Listed, ready: int, prefiltered: Prefiltered | None = None
+    ) -> Loaded:
+        """What :meth:`load` returns for the documents ``listed``: with the Markdown the cache
+        lacks, and the stored languages of those documents."""
+        missing = await self._load_missing(conn, listed.refs)
+        languages = {
+            doc.id: listed.languages[doc.id] for doc in missing if doc.id in listed.languages
+        }
+        return Loaded(
+            listed.refs, missing, ready, listed.pictured, prefiltered, MappingProxyType(languages)
+        )
 
     async def rank(
         self,
@@ -350,6 +424,7 @@ class SearchEngine:
                     rerank_timeout=self.rerank_timeout,
                     documents=found.documents,
                     prefiltered=found.prefiltered,
+                    languages=found.languages,
                 )
             )
         if self.warmup is not None:  # what this search touched: with the prefilter, not all

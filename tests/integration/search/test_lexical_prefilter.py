@@ -4,18 +4,24 @@ project larger than the chunk cache answering as the exhaustive path does."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from collections.abc import AsyncIterator
+import tempfile
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
 
+import anyio
 import psycopg
 import pytest
 from psycopg.rows import dict_row
 
 from extract import Extraction
+from retrieval import ChunkIndex
+from retrieval.index import PassageTerms
+from retrieval.types import SourceDocument
 from service.records import Principal
 from service.runtime import Runtime, open_runtime
 from service.services import prefilter, users
@@ -78,10 +84,46 @@ class Project:
             self.runtime, self.principal, self.owner.project.id, query, top_k=top_k
         )
 
-    async def uses_prefilter(self, query: str) -> bool:
+    async def uses_prefilter(self, query: str, ready: int | None = None) -> bool:
         async with self.runtime.pool.connection() as conn:
-            found = await self.runtime.search.load(conn, self.owner.project.id, query=query)
+            found = await self.runtime.search.load(
+                conn, self.owner.project.id, query=query, ready=ready
+            )
         return found.prefiltered is not None
+
+    @contextlib.asynccontextmanager
+    async def statements(self) -> AsyncIterator[list[str]]:
+        """The statements the pool's one connection sends meanwhile (libpq's own trace of
+        the wire protocol: each Parse or simple Query message); needs ``pool_max_size`` 1."""
+        async with self.runtime.pool.connection() as conn:
+            pgconn = conn.pgconn
+        sent: list[str] = []
+        with tempfile.TemporaryFile("w+") as trace:
+            pgconn.trace(trace.fileno())
+            try:
+                yield sent
+            finally:
+                pgconn.untrace()
+                trace.seek(0)
+                sent.extend(_sent_statements(trace))
+
+
+def _sent_statements(trace: Iterator[str]) -> list[str]:
+    """Each sent statement's first line: a Parse message reads ``"name" "text``, a Query
+    message ``"text`` (a statement of several lines goes on over the next lines)."""
+    found = []
+    for line in trace:
+        fields = line.rstrip("\n").split("\t")
+        if len(fields) > 4 and fields[1] == "F" and fields[3] in ("Parse", "Query"):
+            text = fields[4].strip()
+            if fields[3] == "Parse":
+                text = text.split('" ', 1)[1]  # past the statement's name
+            found.append(text.removeprefix('"'))
+    return found
+
+
+#: The first line of the coverage query a large project's search runs on its own.
+LEXICAL_STATS = queries["lexical_stats"].split("\n", 1)[0].split("%(", 1)[0]
 
 
 async def _backfill(runtime: Runtime) -> None:
@@ -105,6 +147,7 @@ async def _project(
         tmp_path / name,
         search={"reranker": "none", **search},
         server={"run_worker": False},
+        database={"pool_min_size": 1, "pool_max_size": 1},
     )
     owner = await users.create_user(conn, name)  # type: ignore[arg-type]
     async with open_runtime(settings, background=False) as runtime:
@@ -253,3 +296,159 @@ async def test_an_extraction_stores_its_terms_with_its_text(
         assert await project.uses_prefilter("quokkas zymurgists")
         found = await project.search("quokkas zymurgists")
         assert [hit.document_id for hit in found.result.hits] == [str(document_id)]
+
+
+async def test_a_small_project_is_searched_exhaustively_without_a_query_of_its_own(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    """Below the threshold the coverage comes with the documents' list the exhaustive search
+    reads anyway: no ``lexical_stats`` round trip."""
+    async for project in _project(db_url, tmp_path, conn, "small"):
+        for name, markdown in _abstract_documents(5):
+            await _add(conn, project.owner.project.id, name, markdown)
+        await _backfill(project.runtime)
+        for query in QUERIES[:2]:  # the first search of the process, then a later one
+            async with project.statements() as sent:
+                found = await project.search(query)
+            assert found.result.hits and found.result.exhaustive
+            assert any(s.startswith("SELECT d.id, d.name") for s in sent), sent
+            assert not [s for s in sent if s.startswith(LEXICAL_STATS)], sent
+        assert not await project.uses_prefilter(QUERIES[0], ready=5)
+
+
+async def test_the_switch_follows_the_project_across_the_threshold_both_ways(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    """What a process remembers of a project's size only picks the first query: growing past
+    the threshold, or shrinking below it, switches the very next search."""
+    documents = _abstract_documents(12)
+    async for probe in _project(db_url, tmp_path, conn, "probe"):
+        for name, markdown in documents[:6]:
+            await _add(conn, probe.owner.project.id, name, markdown)
+        await _backfill(probe.runtime)
+        first = await _passages(conn, probe.owner.project.id)
+        for name, markdown in documents[6:]:
+            await _add(conn, probe.owner.project.id, name, markdown)
+        await _backfill(probe.runtime)
+        second = await _passages(conn, probe.owner.project.id) - first
+    threshold = max(first, second) + 1  # either half below it, the two together above
+    async for project in _project(
+        db_url, tmp_path, conn, "growing", prefilter_min_passages=threshold
+    ):
+        pid = project.owner.project.id
+        ids = [await _add(conn, pid, name, markdown) for name, markdown in documents[:6]]
+        await _backfill(project.runtime)
+        assert not await project.uses_prefilter(QUERIES[0], ready=6), "below: exhaustive"
+        for name, markdown in documents[6:]:
+            await _add(conn, pid, name, markdown)
+        assert not await project.uses_prefilter(QUERIES[0], ready=12), "terms missing"
+        await _backfill(project.runtime)
+        assert await project.uses_prefilter(QUERIES[0], ready=12), "above: prefiltered"
+        async with project.statements() as sent:
+            assert await project.uses_prefilter(QUERIES[0], ready=12)
+        assert [s for s in sent if s.startswith(LEXICAL_STATS)], "large: coverage on its own"
+        for document_id in ids:
+            await conn.execute(
+                queries["delete_document"],
+                {"document_id": document_id, "user_id": project.owner.user.id},
+            )
+        assert not await project.uses_prefilter(QUERIES[0], ready=6), "below again"
+
+
+@pytest.mark.parametrize("ready_hint", [None, 1, 10**6])
+async def test_missing_or_stale_terms_keep_the_search_exhaustive_whichever_query_runs_first(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any], ready_hint: int | None
+) -> None:
+    """Whether the coverage is read with the documents' list (a small-looking project) or on
+    its own (a large-looking one), a project with one document's terms missing or made with
+    another configuration is searched exhaustively."""
+    async for project in _project(
+        db_url, tmp_path, conn, f"stale{ready_hint}", prefilter_min_passages=1
+    ):
+        pid = project.owner.project.id
+        documents = _abstract_documents(4)
+        for name, markdown in documents[:3]:
+            await _add(conn, pid, name, markdown)
+        await _backfill(project.runtime)
+        late = await _add(conn, pid, *documents[3])
+        assert not await project.uses_prefilter(QUERIES[0], ready=ready_hint), "missing terms"
+        await _backfill(project.runtime)
+        assert await project.uses_prefilter(QUERIES[0], ready=ready_hint)
+        await conn.execute(
+            "UPDATE lexical_documents SET config = 'another' WHERE document_id = %s", (late,)
+        )
+        assert not await project.uses_prefilter(QUERIES[0], ready=ready_hint), "stale terms"
+
+
+@pytest.mark.parametrize("threshold", [1, 10**9])
+async def test_a_search_hands_the_stored_languages_of_the_documents_it_chunks(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any], threshold: int
+) -> None:
+    """Both paths pass the language stored with current terms for each document the cache
+    lacks, so chunking it does not detect it again; a document without terms gets none."""
+    async for project in _project(
+        db_url, tmp_path, conn, f"languages{threshold}", prefilter_min_passages=threshold
+    ):
+        pid = project.owner.project.id
+        documents = _abstract_documents(3)
+        for name, markdown in documents[:2]:
+            await _add(conn, pid, name, markdown)
+        await _backfill(project.runtime)
+        bare = await _add(conn, pid, *documents[2])  # no terms: the search stays exhaustive
+        async with project.runtime.pool.connection() as c:
+            found = await project.runtime.search.load(c, pid, query=QUERIES[0])
+        assert found.prefiltered is None and len(found.documents) == 3
+        assert sorted(found.languages.values()) == ["english", "english"]
+        assert str(bare) not in found.languages
+        await _backfill(project.runtime)
+        async with project.runtime.pool.connection() as c:
+            found = await project.runtime.search.load(c, pid, query=QUERIES[0])
+        assert (found.prefiltered is not None) is (threshold == 1)
+        assert found.documents
+        assert set(found.languages) == {doc.id for doc in found.documents}
+
+
+async def _store_terms(
+    url: str, document: SourceDocument, index: ChunkIndex, terms: PassageTerms, out: list[bool]
+) -> None:
+    """:func:`prefilter.store_terms` in a transaction of its own connection."""
+    async with await psycopg.AsyncConnection.connect(url) as writer, writer.transaction():
+        out.append(await prefilter.store_terms(writer, document, index.terms_config, terms))
+
+
+async def test_terms_stored_while_the_text_changes_are_dropped_with_it(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    """The backfill read a ready document and stores its terms just as a re-extraction sets
+    it back to pending: storing waits for that change to commit, then stores nothing, so a
+    stored row is only ever of a ready document with that text (``lexical_stats`` counts
+    them without looking at the documents)."""
+    async for project in _project(db_url, tmp_path, conn, "race", prefilter_min_passages=1):
+        name, markdown = _abstract_documents(1)[0]
+        document_id = await _add(conn, project.owner.project.id, name, markdown)
+        document = SourceDocument(
+            str(document_id), name, hashlib.sha256(markdown.encode()).hexdigest(), markdown
+        )
+        index = project.runtime.search.index
+        terms = await prefilter.passage_terms(index, document)
+        stored: list[bool] = []
+        async with (
+            await psycopg.AsyncConnection.connect(db_url) as changer,
+            anyio.create_task_group() as tasks,
+            changer.transaction(),
+        ):
+            await changer.execute(
+                "UPDATE documents SET status = 'pending' WHERE id = %s", (document_id,)
+            )
+            tasks.start_soon(_store_terms, db_url, document, index, terms, stored)
+            await anyio.sleep(0.5)
+            assert not stored, "the terms were stored beside an uncommitted change"
+        assert stored == [False]
+        assert await _stored(conn, document_id) == 0
+        row = await (
+            await conn.execute(
+                "SELECT count(*) AS n FROM lexical_documents WHERE document_id = %s",
+                (document_id,),
+            )
+        ).fetchone()
+        assert row is not None and row["n"] == 0

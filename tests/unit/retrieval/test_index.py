@@ -117,3 +117,39 @@ def test_concurrent_adds_and_lookups_keep_the_cache_consistent() -> None:
         entry.nbytes
         for entry in index.documents([doc.ref for doc in docs if not index.missing([doc.ref])])
     )
+
+
+FRENCH = SourceDocument(
+    "fr",
+    "Rapport.md",
+    "v1",
+    "# Les chats\n\nLes chats dorment beaucoup pendant la journée et chassent la nuit. "
+    "Ils aiment les souris et les oiseaux, mais ils préfèrent dormir au soleil.",
+)
+
+
+def test_a_known_language_is_taken_as_given_and_builds_what_detection_builds() -> None:
+    detected = ChunkIndex(chunk_size=200)
+    detected.add([FRENCH])
+    (entry,) = detected.documents([FRENCH.ref])
+    assert entry.language == "french"
+    hinted = ChunkIndex(chunk_size=200)
+    hinted.add([FRENCH], languages={"fr": "french"})
+    (same,) = hinted.documents([FRENCH.ref])
+    for field in ("language", "chunks", "reader_keys", "content_terms", "reference_density"):
+        assert getattr(same, field) == getattr(entry, field), field
+    assert same.terms.vocabulary == entry.terms.vocabulary
+    assert (same.terms.postings == entry.terms.postings).all()
+    told = ChunkIndex(chunk_size=200)
+    told.add([FRENCH], languages={"fr": "german"})  # taken as given, not detected again
+    assert told.documents([FRENCH.ref])[0].language == "german"
+
+
+def test_a_language_the_cache_could_not_have_detected_is_detected_instead() -> None:
+    for languages in ({"fr": "klingon"}, {"other": "german"}, {}):
+        index = ChunkIndex(chunk_size=200)
+        index.add([FRENCH], languages=languages)
+        assert index.documents([FRENCH.ref])[0].language == "french", languages
+    fixed = ChunkIndex(chunk_size=200, language="english")  # one language for every document
+    fixed.add([FRENCH], languages={"fr": "german"})
+    assert fixed.documents([FRENCH.ref])[0].language == "english"
