@@ -27,6 +27,7 @@ from uuid import UUID, uuid4
 
 import psycopg
 
+from extract.page_markers import find_page_markers
 from retrieval import ChunkIndex
 from retrieval.types import SourceDocument
 from service.services.prefilter import _copy_text
@@ -41,6 +42,29 @@ class Loaded(NamedTuple):
     passages: int
     seconds: float
     """Wall-clock seconds of the whole load, index builds and ``VACUUM ANALYZE`` included."""
+
+
+DOCUMENT_COLUMNS = (
+    "project_id, name, content_type, size_bytes, status, markdown, content_hash, kind,"
+    " page_count, extracted_at"
+)
+"""The ``documents`` columns :func:`ready_document_row` fills, in its order."""
+
+
+def ready_document_row(project_id: UUID, name: str, document: SourceDocument) -> tuple[object, ...]:
+    """A ready Markdown document's :data:`DOCUMENT_COLUMNS` values (no extraction, no blob)."""
+    return (
+        project_id,
+        name,
+        "text/markdown",
+        len(document.markdown),
+        "ready",
+        document.markdown,
+        document.content_hash,
+        "text",
+        max(1, len(find_page_markers(document.markdown))),
+        "now",
+    )
 
 
 def _index_definitions(conn: psycopg.Connection) -> tuple[list[str], list[str]]:
@@ -112,25 +136,10 @@ def _write(
 ) -> int:
     terms = [index.passage_terms(document) for document in batch]
     with conn.transaction():
-        with conn.cursor().copy(
-            "COPY documents (id, project_id, name, content_type, size_bytes, status, markdown,"
-            " content_hash, kind, page_count, extracted_at) FROM STDIN"
-        ) as copy:
+        with conn.cursor().copy(f"COPY documents (id, {DOCUMENT_COLUMNS}) FROM STDIN") as copy:
             for document in batch:
                 copy.write_row(
-                    (
-                        document.id,
-                        project_id,
-                        document.name,
-                        "text/markdown",
-                        len(document.markdown),
-                        "ready",
-                        document.markdown,
-                        document.content_hash,
-                        "text",
-                        max(1, document.markdown.count("<!-- page ")),
-                        "now",
-                    )
+                    (document.id, *ready_document_row(project_id, document.name, document))
                 )
         with conn.cursor().copy(
             "COPY lexical_documents (project_id, document_id, content_hash, config, language,"

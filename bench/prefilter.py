@@ -41,7 +41,7 @@ import psycopg
 from psycopg import sql as pgsql
 from psycopg.rows import dict_row
 
-from bench.bulk_load import bulk_load
+from bench.bulk_load import DOCUMENT_COLUMNS, bulk_load, ready_document_row
 from bench.latency import SCIFACT_DIR, corpus, load_abstracts, load_queries
 from retrieval.types import SourceDocument
 from service.records import Principal
@@ -91,26 +91,11 @@ async def add_documents(
     repeated names unique."""
     async with (
         await psycopg.AsyncConnection.connect(url, autocommit=True) as conn,
-        conn.cursor().copy(
-            "COPY documents (project_id, name, content_type, size_bytes, status, markdown,"
-            " content_hash, kind, page_count, extracted_at) FROM STDIN"
-        ) as copy,
+        conn.cursor().copy(f"COPY documents ({DOCUMENT_COLUMNS}) FROM STDIN") as copy,
     ):
         for document in documents:
-            await copy.write_row(
-                (
-                    project_id,
-                    f"{document.name} {uuid4().hex[:8]}" if suffix else document.name,
-                    "text/markdown",
-                    len(document.markdown),
-                    "ready",
-                    document.markdown,
-                    document.content_hash,
-                    "text",
-                    max(1, document.markdown.count("<!-- page ")),
-                    "now",
-                )
-            )
+            name = f"{document.name} {uuid4().hex[:8]}" if suffix else document.name
+            await copy.write_row(ready_document_row(project_id, name, document))
 
 
 async def backend_seconds(url: str, datname: str) -> float:

@@ -70,7 +70,7 @@ from retrieval.rerankers.base import Reranker
 from retrieval.rerankers.local import LocalReranker
 from retrieval.rerankers.none import NoReranker
 from retrieval.shortlist import DEFAULT_KEEP, shortlist
-from retrieval.types import Candidate, Chunk, DocumentRef, SourceDocument
+from retrieval.types import Candidate, Chunk, DocumentRef, SearchResult, SourceDocument
 from tests.support.paths import SCIFACT_DIR
 
 Qrels = dict[str, dict[str, int]]
@@ -236,6 +236,27 @@ def candidate_passages(
     return found
 
 
+def dev_searches(
+    index: ChunkIndex,
+    refs: Sequence[DocumentRef],
+    questions: Sequence[Question],
+    reranker: Reranker,
+) -> list[SearchResult]:
+    """Each question searched over every dev-set document through the real pipeline, with
+    every candidate given its time (the bench's :data:`RERANK_TIMEOUT`)."""
+    return [
+        search(
+            index,
+            question.question,
+            refs,
+            reranker=reranker,
+            top_k=TOP_K,
+            rerank_timeout=RERANK_TIMEOUT,
+        )
+        for question in questions
+    ]
+
+
 def development_set(local: LocalReranker, fold: Fold | None) -> None:
     """Page hit@1/3/10 and the verdict's flags per kind, BM25 alone and BM25 + local."""
     questions = load_questions(fold=fold)
@@ -252,14 +273,12 @@ def development_set(local: LocalReranker, fold: Fold | None) -> None:
     systems: dict[str, list[Outcome]] = {}
     for reranker in (NoReranker(), local):
         name = "BM25" if reranker.name == "none" else f"BM25 + {reranker.name}"
-        systems[name] = []
-        for question in questions:
-            result = search(
-                index, question.question, refs, reranker=reranker,
-                top_k=TOP_K, rerank_timeout=RERANK_TIMEOUT,
-            )  # fmt: skip
-            labelled = question.labelled._replace(kind=kind_label(question))
-            systems[name].append(outcome(labelled, result))
+        systems[name] = [
+            outcome(question.labelled._replace(kind=kind_label(question)), result)
+            for question, result in zip(
+                questions, dev_searches(index, refs, questions, reranker), strict=True
+            )
+        ]
     cpu_after = resource.getrusage(resource.RUSAGE_SELF)
     searched = time.monotonic() - wall_before
     cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)

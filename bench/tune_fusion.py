@@ -58,13 +58,14 @@ from bench.quality import (
     RERANK_TIMEOUT,
     Corpus,
     candidate_passages,
+    dev_searches,
     load_corpus,
     load_qrels,
     load_queries,
     ndcg_at,
     warm_local,
 )
-from retrieval.evaluation import CUTOFFS, TOP_K, outcome, score
+from retrieval.evaluation import CUTOFFS, outcome, score
 from retrieval.index import ChunkIndex
 from retrieval.pipeline import search
 from retrieval.rerankers.base import Reranker
@@ -283,13 +284,11 @@ def pipeline_table(weights: Sequence[float], scifact_queries: int, vectors: Path
     print("|---|---|---:|---:|---:|---:|")
     baseline: dict[str, bool] = {}
     for name, reranker in systems:
-        outcomes = []
-        for question in questions:
-            result = search(
-                index, question.question, refs, reranker=reranker,
-                top_k=TOP_K, rerank_timeout=RERANK_TIMEOUT,
-            )  # fmt: skip
-            outcomes.append(outcome(question.labelled, result))
+        results = dev_searches(index, refs, questions, reranker)
+        outcomes = [
+            outcome(question.labelled, result)
+            for question, result in zip(questions, results, strict=True)
+        ]
         if not baseline:
             baseline = {o.question.question: o.hit(3) for o in outcomes}
         lost = sum(baseline[o.question.question] and not o.hit(3) for o in outcomes)

@@ -16,7 +16,8 @@ the local reranker (the default), every candidate scored. The script prints:
    for "this question is unanswerable": the best passage's query-term coverage, the share
    of the query's idf weight that no searched passage holds, the best embedding cosine,
    whether BM25's and the embedding's first passages agree on the document, how many of
-   the first five hits share the first hit's document; and for combinations of them a
+   the first five hits share the first hit's document, the share of the query's idf weight
+   absent from the first hit's whole document (``absent``); and for combinations of them a
    balanced logistic regression, 10-fold cross-validated within the fold (20 shuffles),
    its threshold set on each training part to flag at most 5 % of its answerable
    questions: the held-out shares it flags.
@@ -40,11 +41,9 @@ import numpy as np
 import numpy.typing as npt
 
 from bench.corpus_dev import Fold, Question, load_documents, load_questions, warm_vectors
-from bench.quality import RERANK_TIMEOUT, candidate_passages
+from bench.quality import candidate_passages, dev_searches
 from bench.tune_relevance import auc, logistic_weights
-from retrieval.evaluation import TOP_K
 from retrieval.index import ChunkIndex, IndexedDocument
-from retrieval.pipeline import search
 from retrieval.rerankers.base import Reranker
 from retrieval.rerankers.local import LocalReranker
 from retrieval.rerankers.none import NoReranker
@@ -144,15 +143,11 @@ def run(fold: Fold) -> dict[str, list[Searched]]:
     rerankers: tuple[Reranker, ...] = (NoReranker(), local)
     for reranker in rerankers:
         name = "BM25" if reranker.name == "none" else f"BM25 + {reranker.name}"
-        searched = []
-        for question in questions:
-            result = search(
-                index, question.question, refs, reranker=reranker,
-                top_k=TOP_K, rerank_timeout=RERANK_TIMEOUT,
-            )  # fmt: skip
-            found = features(index, indexed, local, question.question, result)
-            searched.append(Searched(question, result, found))
-        systems[name] = searched
+        results = dev_searches(index, refs, questions, reranker)
+        systems[name] = [
+            Searched(question, result, features(index, indexed, local, question.question, result))
+            for question, result in zip(questions, results, strict=True)
+        ]
     return systems
 
 
