@@ -9,7 +9,7 @@ a time. This loader writes the very same rows faster, for benchmarks only:
 * ``documents``: ready, with the given Markdown and content hash (no extraction, no blob);
 * ``lexical_documents``: what :func:`~service.services.prefilter.store_terms` records
   (configuration, language, passage and term counts);
-* ``lexical_postings``: :func:`service.services.prefilter._copy_text`'s rows, made from the
+* ``lexical_postings``: :func:`service.services.prefilter.postings_copy_text`'s rows, made from the
   product's own :meth:`retrieval.ChunkIndex.passage_terms`;
 
 with ``lexical_postings``' indexes dropped while the rows stream in and built again after
@@ -30,7 +30,7 @@ import psycopg
 from extract.page_markers import find_page_markers
 from retrieval import ChunkIndex
 from retrieval.types import SourceDocument
-from service.services.prefilter import _copy_text
+from service.services.prefilter import postings_copy_text
 from sql import queries
 
 BATCH = 2000
@@ -159,5 +159,5 @@ def _write(
                 )
         with conn.cursor().copy(queries["copy_lexical_postings"]) as copy:
             for document, found in zip(batch, terms, strict=True):
-                copy.write(_copy_text(str(project_id), document.id, found))
+                copy.write(postings_copy_text(str(project_id), document.id, found))
     return sum(len(found.terms) for found in terms)

@@ -98,11 +98,11 @@ async def store_terms(
     if row is None:
         return False
     async with conn.cursor().copy(queries["copy_lexical_postings"]) as copy:
-        await copy.write(_copy_text(str(row["project_id"]), document.id, terms))
+        await copy.write(postings_copy_text(str(row["project_id"]), document.id, terms))
     return True
 
 
-def _copy_text(project_id: str, document_id: str, terms: PassageTerms) -> str:
+def postings_copy_text(project_id: str, document_id: str, terms: PassageTerms) -> str:
     """The document's postings in COPY's text format, in one piece (a row at a time costs a
     call per row). Terms are runs of word characters, so only a backslash could need escaping
     and none can hold a tab or a line break; one that does is escaped all the same."""

@@ -4,16 +4,16 @@ out (a btree entry has a size limit)."""
 from __future__ import annotations
 
 from retrieval.index import PassageTerms
-from service.services.prefilter import MAX_TERM_CHARS, _copy_text
+from service.services.prefilter import MAX_TERM_CHARS, postings_copy_text
 
 
 def test_each_distinct_term_of_a_passage_is_one_line_with_its_frequency_and_the_length() -> None:
-    text = _copy_text("p", "d", PassageTerms("english", [["cat", "hat", "cat"], ["dog"]]))
+    text = postings_copy_text("p", "d", PassageTerms("english", [["cat", "hat", "cat"], ["dog"]]))
     assert text.splitlines() == ["p\tcat\td\t0\t2\t3", "p\that\td\t0\t1\t3", "p\tdog\td\t1\t1\t1"]
 
 
 def test_a_term_holding_copy_syntax_is_escaped_and_an_oversized_one_is_left_out() -> None:
     hostile = "a\\b\tc\nd"
     huge = "x" * (MAX_TERM_CHARS + 1)
-    text = _copy_text("p", "d", PassageTerms("english", [[hostile, huge]]))
+    text = postings_copy_text("p", "d", PassageTerms("english", [[hostile, huge]]))
     assert text == "p\ta\\\\b\\tc\\nd\td\t0\t1\t2\n"
