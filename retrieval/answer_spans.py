@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from retrieval.shortlist import TermMatrix, lucene_idf
 from retrieval.tokenize import Tokenizer, ascii_words, is_cjk_run, words_of
@@ -107,6 +107,14 @@ def term_weights(
         if span is not None:
             weights[term] = lucene_idf(span[1] - span[0], matrix.chunk_count)
     return weights
+
+
+def counted_term_weights(
+    terms: Sequence[str], holding: Mapping[str, int], chunk_count: int
+) -> dict[str, float]:
+    """:func:`term_weights` from how many of the document's ``chunk_count`` chunks hold each
+    term (``holding``; a term none holds may be left out), where those counts are stored."""
+    return {term: lucene_idf(holding[term], chunk_count) for term in terms if holding.get(term, 0)}
 
 
 def answer_spans(

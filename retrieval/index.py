@@ -8,6 +8,14 @@ footprint), evicts the least recently used entries and starts empty after a
 restart. The service asks :meth:`ChunkIndex.missing` which documents need
 their Markdown loaded and hands those to :meth:`ChunkIndex.add` (or to
 ``search(documents=...)``, which adds and looks up in one step).
+
+An entry is whole (:class:`IndexedDocument`: every passage tokenised into a term matrix, what
+scoring all of them needs) or only chunked (:class:`ChunkedDocument`, from
+:meth:`ChunkIndex.chunked_documents`): a search whose shortlist was scored elsewhere (the
+service's lexical prefilter) reads a few passages of each document, so tokenising all of them
+would be most of its time. A chunked entry works out a passage's noise figures when first asked
+and becomes whole when a whole one is asked for (:meth:`ChunkIndex.documents`), from its own
+chunks.
 """
 
 from __future__ import annotations
@@ -74,6 +82,88 @@ class IndexedDocument(NamedTuple):
         """``(key, text)`` of chunk ``ordinal`` as the reranker reads it."""
         return self.reader_keys[ordinal], self.reader_text(ordinal)
 
+    def reference_density_of(self, ordinal: int) -> float:
+        return self.reference_density[ordinal]
+
+    def content_terms_of(self, ordinal: int, length: int | None = None) -> int:
+        """Terms of chunk ``ordinal``'s own text (``length``, its terms as BM25 read them,
+        is for a chunked entry: here they are known)."""
+        return self.content_terms[ordinal]
+
+
+class PassageNoise:
+    """A chunked document's per-passage figures the noise demotions read (citation density,
+    terms of the passage's own text), each worked out when first asked for, as
+    :class:`IndexedDocument` holds them for every passage. Thread-safe: a figure two searches
+    work out at once is the same figure."""
+
+    __slots__ = ("_chunks", "_density", "_lengths", "_prefixes", "_terms", "_tokenizer")
+
+    def __init__(
+        self, tokenizer: Tokenizer, chunks: Sequence[Chunk], prefixes: Sequence[str]
+    ) -> None:
+        self._tokenizer, self._chunks, self._prefixes = tokenizer, chunks, prefixes
+        self._density: dict[int, float] = {}
+        self._terms: dict[int, int] = {}
+        self._lengths: dict[str, int] = {}
+
+    def reference_density(self, ordinal: int) -> float:
+        found = self._density.get(ordinal)
+        if found is None:
+            chunk = self._chunks[ordinal]
+            found = self._density[ordinal] = citation_density(chunk.text, chunk.heading)
+        return found
+
+    def content_terms(self, ordinal: int, length: int | None = None) -> int:
+        found = self._terms.get(ordinal)
+        if found is None:
+            chunk, prefix = self._chunks[ordinal], self._prefixes[ordinal]
+            if length is None:
+                (ids,) = self._tokenizer.documents_term_ids([prefix + chunk.passage])
+                length = len(ids)
+            own = length - self._length(prefix) - self._length(chunk.heading)
+            found = self._terms[ordinal] = max(0, own)
+        return found
+
+    def _length(self, text: str) -> int:
+        found = self._lengths.get(text)
+        if found is None:
+            found = self._lengths[text] = len(self._tokenizer.document_terms(text)) if text else 0
+        return found
+
+
+class ChunkedDocument(NamedTuple):
+    """One document chunked but not tokenised: what a search reads of a shortlist worked out
+    elsewhere (:meth:`ChunkIndex.chunked_documents`)."""
+
+    ref: DocumentRef
+    chunks: tuple[Chunk, ...]
+    nbytes: int
+    """Estimated memory footprint, its noise figures for every passage counted."""
+    language: str
+    keys: frozenset[str]
+    reader_prefixes: tuple[str, ...]
+    reader_keys: tuple[str, ...]
+    noise: PassageNoise
+
+    def reader_text(self, ordinal: int) -> str:
+        return self.reader_prefixes[ordinal] + self.chunks[ordinal].passage
+
+    def reader_passage(self, ordinal: int) -> tuple[str, str]:
+        return self.reader_keys[ordinal], self.reader_text(ordinal)
+
+    def reference_density_of(self, ordinal: int) -> float:
+        return self.noise.reference_density(ordinal)
+
+    def content_terms_of(self, ordinal: int, length: int | None = None) -> int:
+        """Terms of chunk ``ordinal``'s own text; ``length`` (its terms as BM25 read them:
+        context, breadcrumb and text) spares tokenising it."""
+        return self.noise.content_terms(ordinal, length)
+
+
+CachedDocument = IndexedDocument | ChunkedDocument
+"""An entry of the cache: whole, or only chunked."""
+
 
 class PassageTerms(NamedTuple):
     """A document's passages as BM25 reads them, as words: what a lexical index stores
@@ -126,7 +216,7 @@ class ChunkIndex:
         config = f"{AUTO_LANGUAGE}+{self.tokenizer.config}" if self.detects_language else None
         config = f"{config or self.tokenizer.config}:ctx{CONTEXT_VERSION}"
         self._config = (CHUNKER_VERSION, chunk_size, config)
-        self._entries: OrderedDict[CacheKey, IndexedDocument] = OrderedDict()
+        self._entries: OrderedDict[CacheKey, CachedDocument] = OrderedDict()
         self._nbytes = 0
         self._lock = threading.Lock()
         self.evictions = 0
@@ -151,7 +241,7 @@ class ChunkIndex:
             return self.tokenizer.language
         return detected
 
-    def query_terms(self, query: str, documents: Sequence[IndexedDocument]) -> QueryTerms:
+    def query_terms(self, query: str, documents: Sequence[CachedDocument]) -> QueryTerms:
         """The query's terms under the tokenizer of every language among ``documents``.
 
         A word stemmed differently by two languages contributes each form once, so
@@ -241,12 +331,12 @@ class ChunkIndex:
 
     def chunks(self, ref: DocumentRef) -> Sequence[Chunk]:
         """A cached document's chunks."""
-        return self.documents([ref])[0].chunks
+        return self.chunked_documents([ref])[0].chunks
 
     def reader_passages(self, ref: DocumentRef) -> list[tuple[str, str]]:
         """``(key, text)`` of a cached document's chunks as the reranker reads them, e.g. to
         warm a reranker's cache (:meth:`IndexedDocument.reader_passage`)."""
-        document = self.documents([ref])[0]
+        document = self.chunked_documents([ref])[0]
         return [document.reader_passage(ordinal) for ordinal in range(len(document.chunks))]
 
     def documents(
@@ -260,40 +350,86 @@ class ChunkIndex:
 
         Adding and looking up happen under one lock, so the result holds every
         ref even if the cache then evicts some of them to stay within bounds.
+        A cached entry that is only chunked is made whole (and cached so).
 
         ``languages`` (document id → language) is what :meth:`document_language` said of a
         document's text before, e.g. stored with its :meth:`passage_terms`: detecting it is
         a fifth of building an entry, so a language given here for a document being added is
         taken as it is (when this cache detects languages and stems that one).
         """
+        found = self._documents(refs, add, languages, whole=True)
+        return [entry for entry in found if isinstance(entry, IndexedDocument)]
+
+    def chunked_documents(
+        self,
+        refs: Sequence[DocumentRef],
+        *,
+        add: Iterable[SourceDocument] = (),
+        languages: Mapping[str, str] | None = None,
+    ) -> list[CachedDocument]:
+        """As :meth:`documents`, but a document added is only chunked (:class:`ChunkedDocument`)
+        and a cached entry is returned as it is, whole or not: for a search that scores no
+        passage itself."""
+        return self._documents(refs, add, languages, whole=False)
+
+    def whole(self, document: CachedDocument) -> IndexedDocument:
+        """``document`` whole: its term matrix built from its own chunks, and cached so."""
+        if isinstance(document, IndexedDocument):
+            return document
+        entry = self._indexed(
+            document.ref, document.chunks, document.language, document.reader_prefixes
+        )
+        found, _, _ = self._insert_and_find({self.key(document.ref): entry}, [document.ref], True)
+        (cached,) = found
+        assert isinstance(cached, IndexedDocument)  # found whole: one was just cached
+        return cached
+
+    def _documents(
+        self,
+        refs: Sequence[DocumentRef],
+        add: Iterable[SourceDocument],
+        languages: Mapping[str, str] | None,
+        *,
+        whole: bool,
+    ) -> list[CachedDocument]:
         provided: dict[CacheKey, SourceDocument] = {}
         for doc in add:
             provided.setdefault(self.key(doc), doc)
-        fresh: dict[CacheKey, IndexedDocument] = {}
+        fresh: dict[CacheKey, CachedDocument] = {}
         unbuilt = [key for key in provided if key not in self._entries]
         while True:
             for key in unbuilt:
                 doc = provided[key]
-                fresh[key] = self._build(doc, self._known_language(languages, doc.id))
-            found, absent = self._insert_and_find(fresh, _unique(refs))
+                fresh[key] = self._build(doc, self._known_language(languages, doc.id), whole)
+            found, absent, partial = self._insert_and_find(fresh, _unique(refs), whole)
+            for entry in partial:  # chunked only: made whole from its own chunks
+                fresh[self.key(entry.ref)] = self._indexed(
+                    entry.ref, entry.chunks, entry.language, entry.reader_prefixes
+                )
             # A provided document seen as cached may have been evicted since: build it now.
             unbuilt = [self.key(ref) for ref in absent if self.key(ref) in provided]
-            if not unbuilt:
+            if not unbuilt and not partial:
                 break
         if absent:
             raise DocumentNotIndexed(ref.id for ref in absent)
         return found
 
     def _insert_and_find(
-        self, fresh: dict[CacheKey, IndexedDocument], refs: list[DocumentRef]
-    ) -> tuple[list[IndexedDocument], list[DocumentRef]]:
-        found: list[IndexedDocument] = []
+        self, fresh: dict[CacheKey, CachedDocument], refs: list[DocumentRef], whole: bool
+    ) -> tuple[list[CachedDocument], list[DocumentRef], list[ChunkedDocument]]:
+        """Cache ``fresh`` (a whole entry replaces a chunked one), then look ``refs`` up: those
+        found, those absent, and (``whole``) those found only chunked."""
+        found: list[CachedDocument] = []
         absent: list[DocumentRef] = []
+        partial: list[ChunkedDocument] = []
         with self._lock:
             for key, entry in fresh.items():
-                if key not in self._entries:
+                cached = self._entries.get(key)
+                if cached is None or (
+                    isinstance(cached, ChunkedDocument) and isinstance(entry, IndexedDocument)
+                ):
                     self._entries[key] = entry
-                    self._nbytes += entry.nbytes
+                    self._nbytes += entry.nbytes - (cached.nbytes if cached else 0)
             for ref in refs:
                 key = self.key(ref)
                 cached = self._entries.get(key) or fresh.get(key)
@@ -302,9 +438,12 @@ class ChunkIndex:
                     continue
                 if key in self._entries:
                     self._entries.move_to_end(key)
+                if whole and isinstance(cached, ChunkedDocument):
+                    partial.append(cached)
+                    continue
                 found.append(cached if cached.ref == ref else cached._replace(ref=ref))
             self._evict()
-        return found, absent
+        return found, absent, partial
 
     def clear(self) -> None:
         with self._lock:
@@ -337,23 +476,38 @@ class ChunkIndex:
         )
         return chunks, language, prefixes
 
-    def _build(self, doc: SourceDocument, language: str | None = None) -> IndexedDocument:
+    def _build(
+        self, doc: SourceDocument, language: str | None = None, whole: bool = True
+    ) -> CachedDocument:
         chunks, language, prefixes = self._chunked(doc, language)
+        if whole:
+            return self._indexed(doc.ref, chunks, language, prefixes)
+        return self._chunked_only(doc.ref, chunks, language, prefixes)
+
+    def _chunked_only(
+        self,
+        ref: DocumentRef,
+        chunks: tuple[Chunk, ...],
+        language: str,
+        prefixes: tuple[str, ...],
+    ) -> ChunkedDocument:
+        keys = frozenset(chunk.key for chunk in chunks)
+        nbytes = _chunks_nbytes(chunks, prefixes, keys) + _NOISE_BYTES * len(chunks)
+        return ChunkedDocument(
+            ref, chunks, nbytes, language, keys, prefixes, _reader_keys(chunks, prefixes),
+            PassageNoise(self.tokenizer_for(language), chunks, prefixes),
+        )  # fmt: skip
+
+    def _indexed(
+        self,
+        ref: DocumentRef,
+        chunks: tuple[Chunk, ...],
+        language: str,
+        prefixes: tuple[str, ...],
+    ) -> IndexedDocument:
         tokenizer = self.tokenizer_for(language)
         texts = [prefix + c.passage for prefix, c in zip(prefixes, chunks, strict=True)]
         terms = build_term_matrix(tokenizer.documents_term_ids(texts))
-        reader_keys = tuple(
-            hashlib.sha256(text.encode()).hexdigest() if prefix else c.key
-            for prefix, c, text in zip(prefixes, chunks, texts, strict=True)
-        )
-        nbytes = (
-            terms.nbytes
-            + sum(
-                sys.getsizeof(c.text) + sys.getsizeof(c.heading) + sys.getsizeof(c.id)
-                for c in chunks
-            )
-            + _CHUNK_OVERHEAD_BYTES * len(chunks)
-        )
         density = tuple(citation_density(chunk.text, chunk.heading) for chunk in chunks)
         counted: dict[str, int] = {}
         for text in (*prefixes, *(chunk.heading for chunk in chunks)):
@@ -364,11 +518,10 @@ class ChunkIndex:
             for length, prefix, chunk in zip(terms.lengths, prefixes, chunks, strict=True)
         )
         keys = frozenset(chunk.key for chunk in chunks)
-        nbytes += 64 * len(keys)  # the set's slots (the strings are the chunks')
-        nbytes += 8 * len(chunks) + sum(113 for prefix in prefixes if prefix)  # keys, slots
+        nbytes = terms.nbytes + _chunks_nbytes(chunks, prefixes, keys) + 8 * len(chunks)
         return IndexedDocument(
-            doc.ref, chunks, terms, nbytes + 8 * len(chunks), language, density, keys, prefixes,
-            reader_keys, content,
+            ref, chunks, terms, nbytes, language, density, keys, prefixes,
+            _reader_keys(chunks, prefixes), content,
         )  # fmt: skip
 
     def _evict(self) -> None:
@@ -377,6 +530,31 @@ class ChunkIndex:
             _, entry = self._entries.popitem(last=False)
             self._nbytes -= entry.nbytes
             self.evictions += 1
+
+
+_NOISE_BYTES = 400
+"""A chunked entry's noise figures of one passage once worked out: the slots of its density,
+its terms and its heading's and context's lengths, with their numbers, roughly (counted up
+front, so the entry never outgrows its estimate)."""
+
+
+def _reader_keys(chunks: Sequence[Chunk], prefixes: Sequence[str]) -> tuple[str, ...]:
+    """Per chunk, :attr:`IndexedDocument.reader_keys`."""
+    return tuple(
+        hashlib.sha256((prefix + c.passage).encode()).hexdigest() if prefix else c.key
+        for prefix, c in zip(prefixes, chunks, strict=True)
+    )
+
+
+def _chunks_nbytes(chunks: Sequence[Chunk], prefixes: Sequence[str], keys: frozenset[str]) -> int:
+    """Estimated bytes of an entry's chunks, keys and context prefixes (its terms aside)."""
+    return (
+        sum(sys.getsizeof(c.text) + sys.getsizeof(c.heading) + sys.getsizeof(c.id) for c in chunks)
+        + _CHUNK_OVERHEAD_BYTES * len(chunks)
+        + 64 * len(keys)  # the set's slots (the strings are the chunks')
+        + 8 * len(chunks)
+        + sum(113 for prefix in prefixes if prefix)  # reader keys, slots
+    )
 
 
 def _unique(refs: Iterable[DocumentRef]) -> list[DocumentRef]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from retrieval.answer_spans import (
     MAX_SPANS,
     answer_spans,
+    counted_term_weights,
     sentences,
     term_weights,
     weighed_terms,
@@ -51,7 +52,7 @@ from retrieval.types import (
 )
 
 if TYPE_CHECKING:
-    from retrieval.index import ChunkIndex, IndexedDocument
+    from retrieval.index import CachedDocument, ChunkIndex
     from retrieval.rerankers.base import Reranker
 
 MAX_QUERY_CHARS = 2000
@@ -94,27 +95,34 @@ def search(
 
     With ``prefiltered`` (BM25's shortlist over a whole project, scored elsewhere with the
     same analysis and statistics), ``refs`` need only be its passages' documents: they are
-    the candidates, and everything after the shortlist runs as usual. ``languages`` are the
-    known languages of ``documents`` (:meth:`ChunkIndex.documents`).
+    the candidates, and everything after the shortlist runs as usual, on documents that are
+    only chunked (:meth:`ChunkIndex.chunked_documents`): a passage's figures are worked out for
+    the candidates alone, and a term matrix only for the documents of the hits shown (their
+    answer spans) or of a comparison's candidates. ``languages`` are the known languages of
+    ``documents`` (:meth:`ChunkIndex.documents`).
     """
     query = validate_query(query)
     _check_positive(top_k=top_k, keep=keep, max_candidates=max_candidates)
     if not rerank_timeout > 0:
         raise InvalidSearchParameter("rerank_timeout", rerank_timeout, "must be above 0 seconds")
     started = time.perf_counter()
-    indexed = index.documents(refs, add=documents, languages=languages)
-    chunked = time.perf_counter()
-    query_terms, term_ids, unknown_terms = index.query_terms(query, indexed)
-    matrices = [doc.terms for doc in indexed]
+    indexed: Sequence[CachedDocument]
     if prefiltered is None:
+        whole = index.documents(refs, add=documents, languages=languages)
+        indexed = whole
+        chunked = time.perf_counter()
+        query_terms, term_ids, unknown_terms = index.query_terms(query, indexed)
         picked = shortlist(
             term_ids,
-            matrices,
+            [doc.terms for doc in whole],
             keep=keep,
             max_candidates=max_candidates,
             unknown_terms=unknown_terms,
         )
     else:
+        indexed = index.chunked_documents(refs, add=documents, languages=languages)
+        chunked = time.perf_counter()
+        query_terms = index.query_terms(query, indexed).terms
         picked = _from_prefilter(indexed, prefiltered, min(keep, max_candidates))
     asked = document_question(query)
     sections: dict[int, tuple[int, int]] = {}
@@ -144,10 +152,16 @@ def search(
     by_reranker = any(i not in unscored and candidates[i].bm25 == 0 for i in order)
     relevance = _relevance(reranked, candidates)
     densities = [
-        indexed[entry.document].reference_density[entry.ordinal] for entry in picked.entries
+        indexed[entry.document].reference_density_of(entry.ordinal) for entry in picked.entries
     ]
+    lengths = _stored_lengths(prefiltered)
     thin = thinness(
-        [indexed[entry.document].content_terms[entry.ordinal] for entry in picked.entries]
+        [
+            indexed[entry.document].content_terms_of(
+                entry.ordinal, lengths.get((indexed[entry.document].ref.id, entry.ordinal))
+            )
+            for entry in picked.entries
+        ]
     )
     order, scores, relevance = _demote(order, scores, relevance, densities, thin)
     if reranked.bm25_anchor and ran_clean:
@@ -163,9 +177,11 @@ def search(
         ]
     sides = comparison_sides(query)
     if sides is not None and candidates:
-        order = _balance(index, indexed, matrices, picked, order, sides)
+        order = _balance(index, indexed, picked, order, sides)
     shown = collapse(order, lambda i: chunks[i].key, lambda i: chunks[i].text, limit=top_k)
-    spans = _AnswerSpans(index, indexed, query, sections)
+    spans = _AnswerSpans(
+        index, indexed, query, sections, prefiltered.term_passages if prefiltered else {}
+    )
     marker = _Marker(index, query)
     marked = {
         item.position: marker(
@@ -239,7 +255,8 @@ class _Marker:
 
 
 class _AnswerSpans:
-    """Each hit's answer spans, with the query's term weights worked out once per document.
+    """Each hit's answer spans, with the query's term weights worked out once per document
+    (from the prefilter's counts where it gave them: ``term_passages``).
 
     A passage of a section answering a document-level question answers it whole: without a
     sentence holding the question's words, its opening sentences are the spans."""
@@ -247,12 +264,13 @@ class _AnswerSpans:
     def __init__(
         self,
         index: ChunkIndex,
-        indexed: Sequence[IndexedDocument],
+        indexed: Sequence[CachedDocument],
         query: str,
         sections: Container[int],
+        term_passages: Mapping[str, Mapping[str, int]],
     ) -> None:
         self._index, self._indexed, self._query = index, indexed, query
-        self._sections = sections
+        self._sections, self._term_passages = sections, term_passages
         self._weights: dict[int, dict[str, float]] = {}
         self._terms: dict[str, list[str]] = {}
 
@@ -266,7 +284,12 @@ class _AnswerSpans:
             terms = self._terms.get(indexed.language)
             if terms is None:
                 terms = self._terms[indexed.language] = weighed_terms(tokenizer, self._query)
-            weights = self._weights[document] = term_weights(tokenizer, terms, indexed.terms)
+            counted = self._term_passages.get(indexed.ref.id)
+            if counted is None:  # not stored: its whole term matrix has the counts
+                weights = term_weights(tokenizer, terms, self._index.whole(indexed).terms)
+            else:
+                weights = counted_term_weights(terms, counted, len(indexed.chunks))
+            self._weights[document] = weights
         found = answer_spans(tokenizer, text, marked, weights)
         if not found and position in self._sections:
             return tuple(sentences(text)[:MAX_SPANS])
@@ -275,7 +298,7 @@ class _AnswerSpans:
 
 def _with_sections(
     index: ChunkIndex,
-    indexed: Sequence[IndexedDocument],
+    indexed: Sequence[CachedDocument],
     picked: Shortlist,
     asked: DocumentQuestion,
 ) -> tuple[Shortlist, dict[int, tuple[int, int]]]:
@@ -302,7 +325,7 @@ def _with_sections(
 
 
 def _from_prefilter(
-    indexed: Sequence[IndexedDocument], prefiltered: Prefiltered, limit: int
+    indexed: Sequence[CachedDocument], prefiltered: Prefiltered, limit: int
 ) -> Shortlist:
     """The shortlist a prefilter worked out, as positions among ``indexed``; a passage whose
     document is not among them, or past its chunks, is left out."""
@@ -321,21 +344,33 @@ def _from_prefilter(
     )
 
 
-def _ref(indexed: Sequence[IndexedDocument], picked: Shortlist, position: int) -> DocumentRef:
+def _stored_lengths(prefiltered: Prefiltered | None) -> dict[tuple[str, int], int]:
+    """Each prefiltered passage's length, by (document id, ordinal), where it came with one."""
+    if prefiltered is None:
+        return {}
+    return {
+        (found.document_id, found.ordinal): found.length
+        for found in prefiltered.passages
+        if found.length is not None
+    }
+
+
+def _ref(indexed: Sequence[CachedDocument], picked: Shortlist, position: int) -> DocumentRef:
     """The document of the candidate at ``position``."""
     return indexed[picked.entries[position].document].ref
 
 
 def _balance(
     index: ChunkIndex,
-    indexed: Sequence[IndexedDocument],
-    matrices: Sequence[TermMatrix],
+    indexed: Sequence[CachedDocument],
     picked: Shortlist,
     order: list[int],
     sides: tuple[str, str],
 ) -> list[int]:
     """A comparison's ranking with its two sides taking turns
-    (:func:`retrieval.comparison.balance_sides`)."""
+    (:func:`retrieval.comparison.balance_sides`), each side's coverage over the searched
+    documents' term matrices."""
+    matrices: list[TermMatrix] = [index.whole(doc).terms for doc in indexed]
     offsets = [0]
     for matrix in matrices:
         offsets.append(offsets[-1] + matrix.chunk_count)
@@ -350,7 +385,7 @@ def _balance(
 
 def _with_look_alikes(
     cited: list[Source],
-    indexed: Sequence[IndexedDocument],
+    indexed: Sequence[CachedDocument],
     picked: Shortlist,
     chunks: Sequence[Chunk],
 ) -> list[Source]:

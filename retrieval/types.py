@@ -8,7 +8,8 @@ values back; a reranker sees :class:`Candidate` values and answers with a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Literal, NamedTuple
 
 from retrieval.relevance import RelevanceLabel, relevance_label
@@ -129,6 +130,9 @@ class PrefilteredPassage(NamedTuple):
     numbers them)."""
     bm25: float
     coverage: float
+    length: int | None = None
+    """How many terms the passage has as BM25 read it (context, breadcrumb and text), if
+    known: the search then need not tokenise it again."""
 
 
 class Prefiltered(NamedTuple):
@@ -140,6 +144,11 @@ class Prefiltered(NamedTuple):
     """Best first, at most the shortlist's size."""
     total: int
     """How many passages the project holds."""
+    term_passages: Mapping[str, Mapping[str, int]] = MappingProxyType({})
+    """Per document of ``passages`` (by id), how many of its passages hold each query term it
+    has, the query analysed as every searched language reads it: its own idf, which answer
+    spans weigh with (:func:`retrieval.answer_spans.term_weights`). A document left out is
+    tokenised whole instead."""
 
 
 class Shortlist(NamedTuple):

@@ -475,10 +475,17 @@ WITH q AS (
 SELECT p.document_id, p.passage,
        sum(q.weight * p.tf / (p.tf + %(k1)s::float8
            * (1 - %(b)s::float8 + %(b)s::float8 * p.length / %(average)s::float8))) AS bm25,
-       sum(q.idf) AS covered
+       sum(q.idf) AS covered, max(p.length) AS length
 FROM lexical_postings p JOIN q USING (term)
 WHERE p.project_id = %(project_id)s AND p.term = ANY(%(terms)s::text[])
   AND (%(document_ids)s::uuid[] IS NULL OR p.document_id = ANY(%(document_ids)s::uuid[]))
 GROUP BY p.document_id, p.passage
 ORDER BY bm25 DESC, p.document_id, p.passage
 LIMIT %(limit)s;
+
+-- lexical_document_term_passages --
+-- How many passages of each of these documents hold each of these terms (an index-only count: a document's own idf, for answer spans)
+SELECT document_id, term, count(*) AS passages FROM lexical_postings
+WHERE project_id = %(project_id)s AND term = ANY(%(terms)s::text[])
+  AND document_id = ANY(%(document_ids)s::uuid[])
+GROUP BY document_id, term;

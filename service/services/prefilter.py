@@ -11,7 +11,9 @@ passages asks PostgreSQL for the best ``shortlist_keep`` passages by Lucene's BM
 project's own statistics (document frequency counted from the postings at query time, length
 sums from ``lexical_documents``), which is the shortlist the exhaustive path computes; only
 those passages' documents are then chunked in the process, and reranking and citing run as
-usual.
+usual. They are chunked but not tokenised (:meth:`ChunkIndex.chunked_documents`): the query
+hands each passage's length and, per document, how many of its passages hold each query term
+(what the answer spans weigh with), so only the shown passages are read word by word.
 
 Why postings and not ``tsvector``: ``ts_rank_cd`` is not BM25 (no idf) and must score every
 row an OR query matches; measured on 100,000 passages (``../shared/probes``) it kept 0.80 of
@@ -239,15 +241,51 @@ async def shortlist(
             limit=limit,
             **filters,
         )
+    passages = [
+        PrefilteredPassage(
+            str(row["document_id"]),
+            row["passage"],
+            float(row["bm25"]),
+            float(row["covered"]) / whole if whole > 0 else 0.0,
+            row["length"],
+        )
+        for row in rows
+    ]
     return Prefiltered(
-        [
-            PrefilteredPassage(
-                str(row["document_id"]),
-                row["passage"],
-                float(row["bm25"]),
-                float(row["covered"]) / whole if whole > 0 else 0.0,
-            )
-            for row in rows
-        ],
-        total,
+        passages, total, await _term_passages(conn, index, project_id, query, covered, passages)
     )
+
+
+async def _term_passages(
+    conn: Connection,
+    index: ChunkIndex,
+    project_id: UUID,
+    query: str,
+    covered: LexicalStats,
+    passages: Sequence[PrefilteredPassage],
+) -> dict[str, dict[str, int]]:
+    """Per document of ``passages``, how many of its passages hold each query term
+    (:attr:`Prefiltered.term_passages`): the query's terms under each stored language's
+    analysis, every one (the answer spans' terms are among them). None when a term is too long
+    to be stored, so that a count is never missing one."""
+    terms = sorted(
+        {
+            term
+            for language in covered.languages or [index.tokenizer.language]
+            for term in index.tokenizer_for(language).query_terms(query)
+        }
+    )
+    documents = list(dict.fromkeys(passage.document_id for passage in passages))
+    if not documents or any(len(term) > MAX_TERM_CHARS for term in terms):
+        return {}
+    rows = await fetch_all(
+        conn,
+        "lexical_document_term_passages",
+        project_id=project_id,
+        terms=terms,
+        document_ids=[UUID(document) for document in documents],
+    )
+    counts: dict[str, dict[str, int]] = {document: {} for document in documents}
+    for row in rows:
+        counts[str(row["document_id"])][row["term"]] = row["passages"]
+    return counts

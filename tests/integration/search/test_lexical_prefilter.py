@@ -159,6 +159,23 @@ def _ranking(found: ProjectSearch) -> list[tuple[str, tuple[int, int], float]]:
     return [(hit.document_name, hit.pages, round(hit.bm25, 6)) for hit in found.result.hits]
 
 
+def _answer(found: ProjectSearch) -> list[tuple[Any, ...]]:
+    """Everything a reader sees of each hit but ids (the two projects' differ): what the
+    passages' own figures (thinness, citation density) and the documents' own idf (answer
+    spans) decide as well as BM25, and the documents sharing most of each source."""
+    looks = {
+        source.name: [ref.name for ref in source.look_alikes] for source in found.result.sources
+    }
+    return [
+        (
+            hit.document_name, hit.pages, hit.heading, hit.text, round(hit.score, 6),
+            round(hit.bm25, 6), round(hit.relevance, 6), hit.matched_words, hit.answer_spans,
+            [copy.document_name for copy in hit.near_copies], looks.get(hit.document_name),
+        )
+        for hit in found.result.hits
+    ]  # fmt: skip
+
+
 async def _stored(conn: psycopg.AsyncConnection[Any], document_id: UUID) -> int:
     row = await (
         await conn.execute(
@@ -251,11 +268,13 @@ async def test_the_prefilter_starts_exactly_at_its_threshold(
 async def test_a_project_larger_than_the_chunk_cache_answers_as_the_exhaustive_path(
     db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
 ) -> None:
+    """The whole answer, not only the ranking: the prefiltered search reads its documents
+    only chunked, with the passages' lengths and the documents' term counts stored."""
     documents = _abstract_documents(120)
     async for exact in _project(db_url, tmp_path, conn, "roomy", prefilter_min_passages=10**9):
         for name, markdown in documents:
             await _add(conn, exact.owner.project.id, name, markdown)
-        expected = {query: _ranking(await exact.search(query)) for query in QUERIES}
+        expected = {query: _answer(await exact.search(query)) for query in QUERIES}
         assert exact.runtime.search.index.nbytes > 1024 * 1024, "the project fits 1 MB"
     async for small in _project(
         db_url, tmp_path, conn, "small", prefilter_min_passages=1, cache_max_mb=1
@@ -265,7 +284,7 @@ async def test_a_project_larger_than_the_chunk_cache_answers_as_the_exhaustive_p
         await _backfill(small.runtime)
         got = {}
         for query in QUERIES:
-            got[query] = _ranking(await small.search(query))
+            got[query] = _answer(await small.search(query))
             assert small.runtime.search.index.nbytes <= 1024 * 1024
         assert await small.uses_prefilter(QUERIES[0])
     assert got == expected
