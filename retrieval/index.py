@@ -469,12 +469,13 @@ class ChunkIndex:
         chunks = tuple(chunk_markdown(doc.id, doc.markdown, chunk_size=self.chunk_size))
         language = language or self.document_language(doc.markdown)
         context = document_context(doc.name, doc.markdown)
+        by_heading: dict[str, str] = {}  # one string per distinct prefix, worked out once
         shared: dict[str, str] = {}
-        prefixes = tuple(
-            shared.setdefault(prefix, prefix)
-            for prefix in (context_prefix(context, c.heading) for c in chunks)
-        )
-        return chunks, language, prefixes
+        for chunk in chunks:
+            if chunk.heading not in by_heading:
+                prefix = context_prefix(context, chunk.heading)
+                by_heading[chunk.heading] = shared.setdefault(prefix, prefix)
+        return chunks, language, tuple(by_heading[chunk.heading] for chunk in chunks)
 
     def _build(
         self, doc: SourceDocument, language: str | None = None, whole: bool = True
