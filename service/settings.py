@@ -209,7 +209,7 @@ class SearchSettings(BaseModel):
     cache_max_mb: int = Field(default=512, ge=1)
     """Memory bound of the in-process cache of chunked documents."""
     prefilter_min_passages: int = Field(default=PREFILTER_MIN_PASSAGES, ge=1)
-    """Passages from which a search asks PostgreSQL for BM25's shortlist (the lexical prefilter, #28) instead of scoring every passage in the process. Why 10,000 (measured on 2 cores, docs/benchmarks.md "The lexical prefilter"): the prefilter's first search after a restart costs a tenth of the exhaustive one at every size (0.18 s against 2.5 s of CPU at 10k passages), its warm searches about 1.5x more (53 against 35 ms) until the project outgrows the chunk cache, where the exhaustive path re-chunks on every search; from 10k on an exhaustive cold search passes 2 s, below it the warm advantage wins."""
+    """Passages from which a search asks PostgreSQL for BM25's shortlist (the lexical prefilter, #28) instead of scoring every passage in the process. Why 10,000 (measured on 2 cores, docs/benchmarks.md "The lexical prefilter"): the prefilter's first search after a restart costs a tenth of the exhaustive one or less at every size (0.1-0.25 s against 1.3-6 s of CPU from 2k to 10k passages); warm, its process CPU is the exhaustive path's (61 against 65 ms at 10k) but the database adds 11-26 ms a search against 2-6 ms, until the project outgrows the chunk cache, where the exhaustive path re-chunks on every search; from 10k on an exhaustive cold search passes 2 s, below it the warm advantage wins."""
     reranker: Literal["auto", RerankerKind] = "auto"
     """`auto` uses cohere when COHERE_API_KEY is set, else the local model."""
     rerank_timeout: float = Field(default=10.0, gt=0)
