@@ -4,6 +4,7 @@ reads. The answers must be those of whole entries; only the work differs."""
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
@@ -148,3 +149,36 @@ def _frequencies(index: ChunkIndex, entry: IndexedDocument) -> dict[str, list[in
             assert span is not None, term
             found[term] = entry.terms.postings[1, span[0] : span[1]].tolist()
     return found
+
+
+def test_chunked_and_whole_lookups_at_once_keep_the_cache_within_its_bound() -> None:
+    documents = _documents(12)
+    probe = ChunkIndex(chunk_size=400)
+    probe.add(documents[:1])
+    index = ChunkIndex(chunk_size=400, max_bytes=probe.nbytes * 4)
+    errors: list[BaseException] = []
+
+    def work(offset: int) -> None:
+        try:
+            for round_number in range(20):
+                picked = [documents[(offset + round_number + i) % len(documents)] for i in range(3)]
+                refs = [doc.ref for doc in picked]
+                if (offset + round_number) % 2:
+                    entries = index.chunked_documents(refs, add=picked)
+                    made = index.whole(entries[0])  # as the answer spans of a shown hit
+                    assert made.ref == refs[0] and made.terms.chunk_count == len(made.chunks)
+                else:
+                    entries = list(index.documents(refs, add=picked))
+                assert [entry.ref for entry in entries] == refs
+        except BaseException as error:  # reported to the main thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert index.nbytes <= index.max_bytes
+    cached = [doc.ref for doc in documents if not index.missing([doc.ref])]
+    assert index.nbytes == sum(entry.nbytes for entry in index.chunked_documents(cached))
