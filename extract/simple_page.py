@@ -410,7 +410,8 @@ class _Arrangement(NamedTuple):
 
 def _arrange(page: Any, blocks: list[dict[str, Any]]) -> _Arrangement | None:
     """The page's rule-less tables (:mod:`extract.text_table`), or ``None`` when text side
-    by side in its body is neither a table, margin notes nor a list item's label."""
+    by side in its body is neither a table, margin notes nor a list item's label (a code
+    listing's columns are not table cells: such a page stays with the model)."""
     lines = _text_lines(blocks)
     notes = _margin_notes(page, blocks, lines)
     prose = {
@@ -418,7 +419,12 @@ def _arrange(page: Any, blocks: list[dict[str, Any]]) -> _Arrangement | None:
         for index, own in enumerate(lines)
         if _hanging_label(own) or (len(own) >= MIN_PARAGRAPH_LINES and _stacked(own))
     }
-    skipped = notes | prose
+    code = {
+        index
+        for index, own in enumerate(lines)
+        if own and all(span["flags"] & _MONOSPACED for line in own for span in line.spans)
+    }
+    skipped = notes | prose | code
     candidates = [line for index, own in enumerate(lines) if index not in skipped for line in own]
     top, height = float(page.rect.y0), float(page.rect.height)
     body = (top + MARGIN_SHARE * height, top + (1 - MARGIN_SHARE) * height)
@@ -440,7 +446,7 @@ def _arrange(page: Any, blocks: list[dict[str, Any]]) -> _Arrangement | None:
         return None
     loose = [
         line
-        for line in candidates
+        for line in [*candidates, *(line for index in code for line in lines[index])]
         if (line.block, line.number) not in held and _in_body(page, line.bbox)
     ]
     if sum(row.side_by_side for row in group_rows(loose)) >= MIN_TABLE_ROWS:

@@ -63,7 +63,7 @@ PROSE_SHARE = 0.6
 filling :data:`PROSE_FILL` of its width is prose; a run with two is text in columns."""
 LIST_LABEL = re.compile(r"^(?:\(?[0-9A-Za-z]{1,3}[.)]|\([0-9A-Za-z]{1,3}\)|[•●▪◦■□–∙·*-])$")
 """A list item's label ("(1)", "a.", "iv)", a bullet)."""
-_HYPHEN_END = re.compile(r"\w[-\u00ad\u2010]\s*$")
+_HYPHEN_END = re.compile(r"(?<![^\W\d_])[^\W\d_]{2,}[-\u00ad\u2010]\s*$")
 _ALIGN = 3.0
 """Points by which a continuation line's start may miss its column's."""
 _BOLD = 16
@@ -238,13 +238,14 @@ def _prose(run: Sequence[Row], column: tuple[float, float]) -> bool:
 
 
 def _hyphenated(above: Sequence[list[TextLine]], below: Sequence[list[TextLine]]) -> bool:
-    """Whether a continuation line goes on from a cell ending in a hyphenated word
-    ("Bemer-" above "kung 37"; not "CSED:A-" above "DMF:V-")."""
+    """Whether a continuation line goes on from a cell ending in a word hyphenated at the
+    line's end ("Bemer-" above "kung 37", "MASTER-" above "FILE"; not a code such as
+    "CSED:A-" above "DMF:V-")."""
     return any(
         lines
         and upper
         and _HYPHEN_END.search(upper[-1].text) is not None
-        and lines[0].text.lstrip()[:1].islower()
+        and lines[0].text.lstrip()[:1].isalpha()
         for upper, lines in zip(above, below, strict=True)
     )
 

@@ -126,6 +126,7 @@ def test_straight_lines_count_as_rules_and_underlines_do_not() -> None:
         ("tables/i1040nr.pdf", 32),  # three columns of prose, lines side by side
         ("papers/federal-register-2020-17221.pdf", 14),  # the same, paragraph blocks
         ("papers/test_4026.pdf", 10),  # a bulleted list: bullets beside their text
+        ("long_100plus/mupdf_explored.pdf", 265),  # a code listing in two columns
     ],
 )
 def test_rows_side_by_side_that_are_no_table_stay_with_the_layout_model(
