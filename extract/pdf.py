@@ -19,10 +19,11 @@ Per page, in order:
    skips invisible OCR text layers) also uses the plain blocks. Every fallback
    is reported in ``warnings``. Pages after ``limits.layout_max_pages`` use the
    plain blocks too.
-   Pages that need no layout analysis (no image, no vector graphics beyond a few
-   rules, no text side by side: :mod:`extract.simple_page`) skip the model and are
-   rendered from the text layer with their headings, lists and code blocks, unless
-   ``limits.layout_every_page``.
+   Pages that need no layout analysis (no image with text over it, no vector graphics
+   beyond a few rules, no columns of text, text side by side only as rule-less tables,
+   margin notes or list labels: :mod:`extract.simple_page`) skip the model and are
+   rendered from the text layer with their headings, lists, code blocks and tables
+   (:mod:`extract.text_table`), unless ``limits.layout_every_page``.
 3. The layout Markdown is checked against the page's text layer
    (:func:`extract.reconcile.reconcile`): glued or split words are re-spaced as
    the text layer has them, lines it skipped are appended, and a page that still

@@ -77,7 +77,8 @@ class ExtractionLimits:
     """PDF pages after this many get the plain-text path, whatever the time."""
     layout_every_page: bool = False
     """Send every PDF page through the layout model; by default a page without images,
-    vector graphics or text side by side takes the fast path (no model)."""
+    vector graphics beyond a few rules, columns of text or text side by side that is no
+    rule-less table takes the fast path (no model: :mod:`extract.simple_page`)."""
     max_unpacked_bytes: int = 512 * 1024 * 1024
     """Cap on the total uncompressed size of an Office file's ZIP members (zip bombs)."""
     max_scanned_fraction: float = 0.5
