@@ -36,10 +36,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from extract import text_table
 from extract.fidelity import join_hyphenated
 from extract.text_table import (
     LIST_LABEL,
-    MIN_TABLE_ROWS,
     TextLine,
     TextTable,
     find_tables,
@@ -449,7 +449,7 @@ def _arrange(page: Any, blocks: list[dict[str, Any]]) -> _Arrangement | None:
         for line in [*candidates, *(line for index in code for line in lines[index])]
         if (line.block, line.number) not in held and _in_body(page, line.bbox)
     ]
-    if sum(row.side_by_side for row in group_rows(loose)) >= MIN_TABLE_ROWS:
+    if sum(row.side_by_side for row in group_rows(loose)) >= text_table.MIN_TABLE_ROWS:
         return None
     return _Arrangement(tables, held)
 
