@@ -459,8 +459,13 @@ FROM lexical_documents l
 WHERE l.project_id = %(project_id)s AND l.config = %(config)s
   AND (%(document_ids)s::uuid[] IS NULL OR l.document_id = ANY(%(document_ids)s::uuid[]));
 
+-- lexical_project_term_frequencies --
+-- How many of the project's stored passages hold each query term (kept by migration 019's triggers: a row a term, where counting the postings is linear in the project)
+SELECT term, passages AS df FROM lexical_terms
+WHERE project_id = %(project_id)s AND term = ANY(%(terms)s::text[]);
+
 -- lexical_term_frequencies --
--- How many of the searched passages hold each query term (an index-only count)
+-- How many of the searched passages hold each query term (an index-only count: a search of some of the project's documents)
 SELECT term, count(*) AS df FROM lexical_postings
 WHERE project_id = %(project_id)s AND term = ANY(%(terms)s::text[])
   AND (%(document_ids)s::uuid[] IS NULL OR document_id = ANY(%(document_ids)s::uuid[]))

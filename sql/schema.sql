@@ -160,6 +160,50 @@ CREATE TRIGGER documents_lexical_forget
           OR NEW.project_id <> OLD.project_id))
     EXECUTE FUNCTION lexical_forget();
 
+-- Each term's document frequency per project, kept by statement triggers on lexical_postings
+-- (019_lexical_terms.sql, #28).
+CREATE TABLE lexical_terms (
+    project_id  uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    term        text NOT NULL,
+    passages    bigint NOT NULL CHECK (passages >= 0),
+    PRIMARY KEY (project_id, term)
+);
+
+-- Counts go up and down in term order, so that two transactions writing the same project's
+-- common terms wait for each other instead of deadlocking; a count that reaches 0 goes.
+CREATE FUNCTION lexical_count_terms() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO lexical_terms AS t (project_id, term, passages)
+    SELECT project_id, term, count(*) FROM added GROUP BY project_id, term ORDER BY 1, 2
+    ON CONFLICT (project_id, term) DO UPDATE SET passages = t.passages + EXCLUDED.passages;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER lexical_postings_count_terms
+    AFTER INSERT ON lexical_postings
+    REFERENCING NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION lexical_count_terms();
+
+CREATE FUNCTION lexical_uncount_terms() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM 1 FROM lexical_terms t
+    WHERE (t.project_id, t.term) IN (SELECT project_id, term FROM dropped)
+    ORDER BY t.project_id, t.term FOR UPDATE;
+    UPDATE lexical_terms t SET passages = t.passages - d.passages
+    FROM (SELECT project_id, term, count(*) AS passages FROM dropped GROUP BY 1, 2) d
+    WHERE t.project_id = d.project_id AND t.term = d.term;
+    DELETE FROM lexical_terms t
+    WHERE t.passages = 0 AND (t.project_id, t.term) IN (SELECT project_id, term FROM dropped);
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER lexical_postings_uncount_terms
+    AFTER DELETE ON lexical_postings
+    REFERENCING OLD TABLE AS dropped
+    FOR EACH STATEMENT EXECUTE FUNCTION lexical_uncount_terms();
+
 -- Documents an assistant asked for (MCP request_document): logged, never fetched, until the
 -- project's owner approves one with an address, which runs a URL import.
 CREATE TABLE document_requests (

@@ -8,8 +8,10 @@ time. So each ready document's passages are also stored as BM25 terms (``lexical
 makes (:meth:`ChunkIndex.passage_terms`), one row per (term, passage) with its frequency and
 the passage's length. A search of a project of at least ``search.prefilter_min_passages``
 passages asks PostgreSQL for the best ``shortlist_keep`` passages by Lucene's BM25 over the
-project's own statistics (document frequency counted from the postings at query time, length
-sums from ``lexical_documents``), which is the shortlist the exhaustive path computes; only
+project's own statistics (document frequencies from ``lexical_terms``, which triggers on the
+postings keep in their own transaction, or counted from the postings when only some documents
+are searched; length sums from ``lexical_documents``), which is the shortlist the exhaustive
+path computes; only
 those passages' documents are then chunked in the process, and reranking and citing run as
 usual. They are chunked but not tokenised (:meth:`ChunkIndex.chunked_documents`): the query
 hands each passage's length and, per document, how many of its passages hold each query term
@@ -220,7 +222,12 @@ async def shortlist(
         "project_id": project_id,
         "document_ids": list(document_ids) if document_ids else None,
     }
-    counted = await fetch_all(conn, "lexical_term_frequencies", terms=list(weights), **filters)
+    if document_ids:
+        counted = await fetch_all(conn, "lexical_term_frequencies", terms=list(weights), **filters)
+    else:
+        counted = await fetch_all(
+            conn, "lexical_project_term_frequencies", terms=list(weights), project_id=project_id
+        )
     frequency = {row["term"]: row["df"] for row in counted}
     idf = {term: lucene_idf(frequency.get(term, 0), total) for term in weights}
     whole = sum(idf.values())  # every distinct term, those no passage has included

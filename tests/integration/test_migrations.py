@@ -68,3 +68,43 @@ def test_a_repeated_query_name_is_refused() -> None:
     text = "-- a --\n-- first\nSELECT 1;\n-- a --\n-- again\nSELECT 2;\n"
     with pytest.raises(ValueError, match="defined twice"):
         sql.parse_queries(text)
+
+
+async def test_the_term_counts_migration_counts_the_postings_already_stored(
+    empty_database_url: str,
+) -> None:
+    """Migration 019 fills ``lexical_terms`` from a database's existing postings, and its
+    triggers keep the counts from then on."""
+    await migrate(empty_database_url, [m for m in sql.migrations if m.version < 19])
+    with psycopg.connect(empty_database_url, autocommit=True) as conn:
+        user = conn.execute("INSERT INTO users (name) VALUES ('old') RETURNING id").fetchone()
+        assert user is not None
+        project = conn.execute(
+            "INSERT INTO projects (user_id, name) VALUES (%s, 'archive') RETURNING id",
+            (user[0],),
+        ).fetchone()
+        assert project is not None
+        rows = [
+            (project[0], term, document, passage)
+            for document in (
+                "00000000-0000-0000-0000-000000000001",
+                "00000000-0000-0000-0000-000000000002",
+            )
+            for passage, terms in enumerate((["quokka", "smile"], ["quokka"]))
+            for term in terms
+        ]
+        with conn.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO lexical_postings (project_id, term, document_id, passage, tf, length)"
+                " VALUES (%s, %s, %s, %s, 1, 2)",
+                rows,
+            )
+    await migrate(empty_database_url)
+    with psycopg.connect(empty_database_url, autocommit=True) as conn:
+        counts = conn.execute("SELECT term, passages FROM lexical_terms ORDER BY term").fetchall()
+        assert counts == [("quokka", 4), ("smile", 2)]
+        conn.execute(
+            "DELETE FROM lexical_postings WHERE document_id = '00000000-0000-0000-0000-000000000001'"
+        )
+        counts = conn.execute("SELECT term, passages FROM lexical_terms ORDER BY term").fetchall()
+        assert counts == [("quokka", 2), ("smile", 1)]

@@ -431,7 +431,10 @@ async def _store_terms(
     url: str, document: SourceDocument, index: ChunkIndex, terms: PassageTerms, out: list[bool]
 ) -> None:
     """:func:`prefilter.store_terms` in a transaction of its own connection."""
-    async with await psycopg.AsyncConnection.connect(url) as writer, writer.transaction():
+    async with (
+        await psycopg.AsyncConnection.connect(url, row_factory=dict_row) as writer,
+        writer.transaction(),
+    ):
         out.append(await prefilter.store_terms(writer, document, index.terms_config, terms))
 
 
@@ -471,3 +474,119 @@ async def test_terms_stored_while_the_text_changes_are_dropped_with_it(
             )
         ).fetchone()
         assert row is not None and row["n"] == 0
+
+
+async def _frequencies(conn: psycopg.AsyncConnection[Any], project_id: UUID) -> dict[str, int]:
+    """The project's stored document frequencies, after checking them against its postings."""
+    stored = await (
+        await conn.execute(
+            "SELECT term, passages FROM lexical_terms WHERE project_id = %s", (project_id,)
+        )
+    ).fetchall()
+    counted = await (
+        await conn.execute(
+            "SELECT term, count(*) AS passages FROM lexical_postings WHERE project_id = %s"
+            " GROUP BY term",
+            (project_id,),
+        )
+    ).fetchall()
+    found = {row["term"]: row["passages"] for row in stored}
+    assert found == {row["term"]: row["passages"] for row in counted}
+    return found
+
+
+async def test_term_frequencies_follow_every_write_and_drop_of_the_postings(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    """``lexical_terms`` (migration 019) is what counting the postings would give after a
+    backfill, two writers at once, a re-extraction, a deletion and the project's deletion."""
+    documents = _abstract_documents(12)
+    async for project in _project(db_url, tmp_path, conn, "counts", prefilter_min_passages=1):
+        project_id = project.owner.project.id
+        ids = [await _add(conn, project_id, name, markdown) for name, markdown in documents]
+        await _backfill(project.runtime)
+        before = await _frequencies(conn, project_id)
+        assert before and max(before.values()) > 1
+
+        # Two writers storing documents with words in common: the second waits for the first.
+        index = project.runtime.search.index
+        added = []
+        for n in range(2):
+            markdown = f"<!-- page 1 -->\n# Quokka census {n}\n\nQuokkas of island {n}.\n"
+            document_id = await _add(conn, project_id, f"census-{n}.md", markdown)
+            document = SourceDocument(
+                str(document_id),
+                f"census-{n}.md",
+                hashlib.sha256(markdown.encode()).hexdigest(),
+                markdown,
+            )
+            added.append((document, await prefilter.passage_terms(index, document)))
+        stored: list[bool] = []
+        async with (
+            await psycopg.AsyncConnection.connect(db_url, row_factory=dict_row) as first,
+            anyio.create_task_group() as tasks,
+            first.transaction(),
+        ):
+            stored.append(
+                await prefilter.store_terms(first, added[0][0], index.terms_config, added[0][1])
+            )
+            tasks.start_soon(_store_terms, db_url, added[1][0], index, added[1][1], stored)
+            await anyio.sleep(0.3)
+        assert stored == [True, True]
+        counts = await _frequencies(conn, project_id)
+        assert counts["quokka"] == before.get("quokka", 0) + 2
+        assert counts["census"] == 2
+
+        # Re-extraction drops the old text's counts; deletion drops the rows that reach 0.
+        await conn.execute("UPDATE documents SET status = 'pending' WHERE id = %s", (ids[0],))
+        assert sum((await _frequencies(conn, project_id)).values()) < sum(counts.values())
+        await conn.execute(
+            queries["delete_document"],
+            {"document_id": added[0][0].id, "user_id": project.owner.user.id},
+        )
+        counts = await _frequencies(conn, project_id)
+        assert counts["census"] == 1
+        await conn.execute(
+            queries["delete_document"],
+            {"document_id": added[1][0].id, "user_id": project.owner.user.id},
+        )
+        assert "census" not in await _frequencies(conn, project_id)
+
+        await conn.execute("DELETE FROM projects WHERE id = %s", (project_id,))
+        assert await _frequencies(conn, project_id) == {}
+
+
+async def test_a_search_of_some_documents_counts_their_own_frequencies(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    """The stored frequencies are the whole project's; a search of some of its documents
+    counts theirs from the postings, and answers as the exhaustive path does."""
+    documents = _abstract_documents(30)
+    chosen = [name for name, _ in documents[::3]]
+    answers = []
+    for name, threshold in (("some-exact", 10**9), ("some-pre", 1)):
+        async for project in _project(
+            db_url, tmp_path, conn, name, prefilter_min_passages=threshold
+        ):
+            ids = {
+                doc: await _add(conn, project.owner.project.id, doc, markdown)
+                for doc, markdown in documents
+            }
+            await _backfill(project.runtime)
+            assert await project.uses_prefilter(QUERIES[0]) is (threshold == 1)
+            answers.append(
+                {
+                    query: _ranking(
+                        await search_project(
+                            project.runtime,
+                            project.principal,
+                            project.owner.project.id,
+                            query,
+                            documents=[ids[doc] for doc in chosen],
+                        )
+                    )
+                    for query in QUERIES
+                }
+            )
+    assert answers[0] == answers[1]
+    assert any(answers[0].values())

@@ -30,8 +30,11 @@ DOCUMENTS = [
 ]
 
 
-def _rows(url: str, project_id: UUID) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """The project's stored terms, by document name (ids differ between the two loads)."""
+def _rows(
+    url: str, project_id: UUID
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The project's stored terms, by document name (ids differ between the two loads), and
+    its terms' document frequencies."""
     with psycopg.connect(url, row_factory=dict_row) as conn:
         documents = conn.execute(
             "SELECT d.name, l.content_hash, l.config, l.language, l.passages, l.terms"
@@ -45,7 +48,15 @@ def _rows(url: str, project_id: UUID) -> tuple[list[tuple[Any, ...]], list[tuple
             " ORDER BY d.name, p.passage, p.term",
             (project_id,),
         ).fetchall()
-    return [tuple(row.values()) for row in documents], [tuple(row.values()) for row in postings]
+        frequencies = conn.execute(
+            "SELECT term, passages FROM lexical_terms WHERE project_id = %s ORDER BY term",
+            (project_id,),
+        ).fetchall()
+    return (
+        [tuple(row.values()) for row in documents],
+        [tuple(row.values()) for row in postings],
+        [tuple(row.values()) for row in frequencies],
+    )
 
 
 async def test_the_bulk_loader_writes_what_the_backfill_writes(db_url: str, tmp_path: Path) -> None:
@@ -70,6 +81,7 @@ async def test_the_bulk_loader_writes_what_the_backfill_writes(db_url: str, tmp_
         )
     expected = _rows(db_url, by_product.project.id)
     assert expected[1], "the backfill stored no postings"
+    assert expected[2], "the backfill counted no terms"
     assert _rows(db_url, by_loader.project.id) == expected
     assert loaded.documents == len(DOCUMENTS)
     assert loaded.passages == sum(row[4] for row in expected[0])
