@@ -33,6 +33,7 @@ from retrieval.rerankers import LOCAL_MAX_TOKENS, RerankerKind
 
 MB = 1024 * 1024
 PREFILTER_MIN_PASSAGES = 10_000
+PREFILTER_TERM_DEPTH = 2_000
 """Below this many passages a search scores every passage in the process (docs/benchmarks.md,
 "The lexical prefilter", has the measurement the value comes from)."""
 
@@ -210,6 +211,8 @@ class SearchSettings(BaseModel):
     """Memory bound of the in-process cache of chunked documents."""
     prefilter_min_passages: int = Field(default=PREFILTER_MIN_PASSAGES, ge=1)
     """Passages from which a search asks PostgreSQL for BM25's shortlist (the lexical prefilter, #28) instead of scoring every passage in the process. Why 10,000 (measured on 2 cores, docs/benchmarks.md "The lexical prefilter"): the prefilter's first search after a restart costs a tenth of the exhaustive one or less at every size (0.1-0.25 s against 1.3-6 s of CPU from 2k to 10k passages); warm, its process CPU is the exhaustive path's (61 against 65 ms at 10k) but the database adds 11-26 ms a search against 2-6 ms, until the project outgrows the chunk cache, where the exhaustive path re-chunks on every search; from 10k on an exhaustive cold search passes 2 s, below it the warm advantage wins."""
+    prefilter_term_depth: int = Field(default=PREFILTER_TERM_DEPTH, ge=0)
+    """Postings per query term a prefiltered search reads, best BM25 impact first (0: every posting, the exact BM25 shortlist). Its best candidates are then scored exactly over every term. Why 2,000 (docs/benchmarks.md "The lexical prefilter"): at 100k passages it keeps 0.998 of the exact top 10 at a third of the database's time, and the cost no longer grows with the project; a term in fewer passages is read whole."""
     reranker: Literal["auto", RerankerKind] = "auto"
     """`auto` uses cohere when COHERE_API_KEY is set, else the local model."""
     rerank_timeout: float = Field(default=10.0, gt=0)

@@ -488,6 +488,37 @@ GROUP BY p.document_id, p.passage
 ORDER BY bm25 DESC, p.document_id, p.passage
 LIMIT %(limit)s;
 
+-- lexical_top_passages_by_impact --
+-- The best passages for the query by Lucene's BM25, reading only each term's depth best postings by impact (migration 020's index): those postings' partial sums pick the rescore best candidates, which are then scored exactly over every query term
+WITH q AS (
+    SELECT * FROM unnest(%(terms)s::text[], %(weights)s::float8[], %(idfs)s::float8[])
+        AS q (term, weight, idf)
+), best AS (
+    SELECT p.document_id, p.passage,
+           q.weight * p.tf / (p.tf + %(k1)s::float8
+               * (1 - %(b)s::float8 + %(b)s::float8 * p.length / %(average)s::float8)) AS part
+    FROM q CROSS JOIN LATERAL (
+        SELECT document_id, passage, tf, length FROM lexical_postings
+        WHERE project_id = %(project_id)s AND term = q.term
+        ORDER BY lexical_impact(tf, length) DESC
+        LIMIT %(depth)s
+    ) p
+), candidates AS (
+    SELECT document_id, passage FROM best GROUP BY document_id, passage
+    ORDER BY sum(part) DESC, document_id, passage
+    LIMIT %(rescore)s
+)
+SELECT p.document_id, p.passage,
+       sum(q.weight * p.tf / (p.tf + %(k1)s::float8
+           * (1 - %(b)s::float8 + %(b)s::float8 * p.length / %(average)s::float8))) AS bm25,
+       sum(q.idf) AS covered, max(p.length) AS length
+FROM candidates c CROSS JOIN q JOIN lexical_postings p
+    ON p.project_id = %(project_id)s AND p.term = q.term
+   AND p.document_id = c.document_id AND p.passage = c.passage
+GROUP BY p.document_id, p.passage
+ORDER BY bm25 DESC, p.document_id, p.passage
+LIMIT %(limit)s;
+
 -- lexical_document_term_passages --
 -- How many passages of each of these documents hold each of these terms (an index-only count: a document's own idf, for answer spans)
 SELECT document_id, term, count(*) AS passages FROM lexical_postings

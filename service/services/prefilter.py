@@ -65,6 +65,12 @@ BACKFILL_BATCH = 16
 """Documents read and written per backfill step."""
 BACKFILL_IDLE_SECONDS = 60.0
 """How long the backfill waits, once nothing is left, before looking again."""
+RESCORE_FACTOR = 3
+"""A search reading each term's best postings only (``search.prefilter_term_depth``) scores
+this many times ``limit`` of its best candidates exactly over every query term."""
+IMPACT_REFERENCE_LENGTH = 115.0
+"""The passage length in terms at which ``lexical_impact`` (``sql/020_lexical_impact.sql``)
+orders a term's postings: SciFact's mean at the default chunk size."""
 WORK_MEM = "32MB"
 """Memory the ranking query may hash its passages in (``SET LOCAL``): a query of common words
 groups tens of thousands, and spilling them to disk at the default 4 MB doubles its time."""
@@ -209,11 +215,18 @@ async def shortlist(
     document_ids: Sequence[UUID] | None,
     *,
     limit: int,
+    depth: int = 0,
     k1: float = DEFAULT_K1,
     b: float = DEFAULT_B,
 ) -> Prefiltered:
     """The best ``limit`` passages of the searched documents for ``query`` by BM25, with
-    their term coverage (:func:`retrieval.shortlist.term_coverage`), from the stored terms."""
+    their term coverage (:func:`retrieval.shortlist.term_coverage`), from the stored terms.
+
+    ``depth`` > 0 reads only each term's ``depth`` best postings by impact (an index-only scan
+    of ``lexical_postings_impact_idx``), so the cost stops growing with the project; their
+    partial sums choose :data:`RESCORE_FACTOR` × ``limit`` candidates, which are scored exactly.
+    Where every term is in at most ``depth`` passages that is the exact shortlist. A search of
+    some documents reads every posting (the index is per project, not per document)."""
     weights = index.query_term_weights(query, covered.languages)
     total = covered.passages
     if not weights or total == 0:
@@ -236,9 +249,11 @@ async def shortlist(
         return Prefiltered((), total)
     async with conn.transaction():
         await conn.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
+        by_impact = depth > 0 and not document_ids
         rows = await fetch_all(
             conn,
-            "lexical_top_passages",
+            "lexical_top_passages_by_impact" if by_impact else "lexical_top_passages",
+            **({"depth": depth, "rescore": RESCORE_FACTOR * limit} if by_impact else {}),
             terms=found,
             weights=[weights[term] * idf[term] for term in found],
             idfs=[idf[term] for term in found],

@@ -21,6 +21,7 @@ from psycopg.rows import dict_row
 from extract import Extraction
 from retrieval import ChunkIndex
 from retrieval.index import PassageTerms
+from retrieval.shortlist import DEFAULT_B, DEFAULT_K1
 from retrieval.types import SourceDocument
 from service.records import Principal
 from service.runtime import Runtime, open_runtime
@@ -590,3 +591,59 @@ async def test_a_search_of_some_documents_counts_their_own_frequencies(
             )
     assert answers[0] == answers[1]
     assert any(answers[0].values())
+
+
+async def test_the_impact_order_is_bm25_at_the_reference_length(
+    conn: psycopg.AsyncConnection[Any],
+) -> None:
+    """``lexical_impact`` (migration 020) is Lucene's term saturation at the k1 and b every
+    search uses and :data:`prefilter.IMPACT_REFERENCE_LENGTH`: one formula in two languages."""
+    for tf, length in ((1, 1), (1, 115), (3, 40), (7, 900)):
+        row = await (
+            await conn.execute("SELECT lexical_impact(%s, %s) AS impact", (tf, length))
+        ).fetchone()
+        assert row is not None
+        expected = tf / (
+            tf
+            + DEFAULT_K1 * (1 - DEFAULT_B + DEFAULT_B * length / prefilter.IMPACT_REFERENCE_LENGTH)
+        )
+        assert row["impact"] == pytest.approx(expected, rel=1e-6)
+
+
+async def test_reading_each_terms_best_postings_scores_what_it_returns_exactly(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    """With a depth far below the terms' document frequencies the shortlist is read from each
+    term's best postings, yet every passage it returns carries its exact BM25, the best one is
+    the exact shortlist's, and a depth above every frequency gives the exact shortlist."""
+    documents = _abstract_documents(120)
+    async for project in _project(db_url, tmp_path, conn, "depth", prefilter_min_passages=1):
+        project_id = project.owner.project.id
+        for name, markdown in documents:
+            await _add(conn, project_id, name, markdown)
+        await _backfill(project.runtime)
+        index = project.runtime.search.index
+        frequencies = await _frequencies(conn, project_id)
+        async with project.runtime.pool.connection() as db:
+            covered = await prefilter.stats(db, index.terms_config, project_id, None)
+            for query in QUERIES:
+                terms = index.query_term_weights(query, covered.languages)
+                assert max(frequencies.get(term, 0) for term in terms) > 8, "nothing truncated"
+                everything = await prefilter.shortlist(
+                    db, index, project_id, query, covered, None, limit=covered.passages
+                )
+                exact = {(p.document_id, p.ordinal): p.bm25 for p in everything.passages}
+                shallow = await prefilter.shortlist(
+                    db, index, project_id, query, covered, None, limit=20, depth=8
+                )
+                best = everything.passages[0]
+                assert shallow.passages[0][:2] == (best.document_id, best.ordinal)
+                for passage in shallow.passages:
+                    key = (passage.document_id, passage.ordinal)
+                    assert passage.bm25 == pytest.approx(exact[key], rel=1e-9)
+                deep = await prefilter.shortlist(
+                    db, index, project_id, query, covered, None, limit=20, depth=10**6
+                )
+                assert [(p.document_id, p.ordinal) for p in deep.passages] == [
+                    (p.document_id, p.ordinal) for p in everything.passages[:20]
+                ]

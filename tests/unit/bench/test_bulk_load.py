@@ -89,4 +89,8 @@ async def test_the_bulk_loader_writes_what_the_backfill_writes(db_url: str, tmp_
         indexes = conn.execute(
             "SELECT indexname FROM pg_indexes WHERE tablename = 'lexical_postings' ORDER BY 1"
         ).fetchall()
-    assert indexes == [("lexical_postings_document_idx",), ("lexical_postings_pkey",)]
+    assert indexes == [
+        ("lexical_postings_document_idx",),
+        ("lexical_postings_impact_idx",),
+        ("lexical_postings_pkey",),
+    ]
