@@ -74,12 +74,13 @@ def _top(results: dict[str, SearchResult]) -> dict[str, list[str]]:
     return {query: [hit.chunk_id for hit in result.hits] for query, result in results.items()}
 
 
-async def quality(*, scifact_too: bool = True) -> None:
+async def quality(*, scifact_too: bool = True, dev_too: bool = True) -> None:
     print("| set | measure | exhaustive | prefiltered | difference |")
     print("|---|---|---:|---:|---:|")
     if scifact_too:
         await _scifact()
-    await _development_set()
+    if dev_too:
+        await _development_set()
 
 
 async def _scifact() -> None:

@@ -65,9 +65,16 @@ BACKFILL_BATCH = 16
 """Documents read and written per backfill step."""
 BACKFILL_IDLE_SECONDS = 60.0
 """How long the backfill waits, once nothing is left, before looking again."""
-RESCORE_FACTOR = 3
-"""A search reading each term's best postings only (``search.prefilter_term_depth``) scores
-this many times ``limit`` of its best candidates exactly over every query term."""
+RESCORE_FACTOR = 10
+"""A search reading each term's best postings only (:func:`term_depth`) scores this many
+times ``limit`` of its best candidates exactly over every query term. Measured on SciFact
+claims over 1M passages (``bench/prefilter.py``; each abstract there has ~115 near-copies
+whose scores all but tie, so the exact top 100 is crowded): 3× kept 0.89 of the exact top 10,
+5× 0.95, 10× 0.98."""
+DEPTH_SHARE = 0.01
+"""A term's postings read, as a share of the project's passages, where that is more than
+``search.prefilter_term_depth``: a fixed depth that keeps the exact top 10 at 100k passages
+(0.995 at 2,000) kept only 0.75 of it at 1M."""
 IMPACT_REFERENCE_LENGTH = 115.0
 """The passage length in terms at which ``lexical_impact`` (``sql/020_lexical_impact.sql``)
 orders a term's postings: SciFact's mean at the default chunk size."""
@@ -206,6 +213,13 @@ async def stats(
     )
 
 
+def term_depth(minimum: int, passages: int) -> int:
+    """How many postings of each query term a search of ``passages`` stored passages reads
+    (0: every one): ``minimum`` (``search.prefilter_term_depth``), or :data:`DEPTH_SHARE` of
+    the passages where that is more."""
+    return 0 if minimum <= 0 else max(minimum, int(passages * DEPTH_SHARE))
+
+
 async def shortlist(
     conn: Connection,
     index: ChunkIndex,
@@ -222,11 +236,12 @@ async def shortlist(
     """The best ``limit`` passages of the searched documents for ``query`` by BM25, with
     their term coverage (:func:`retrieval.shortlist.term_coverage`), from the stored terms.
 
-    ``depth`` > 0 reads only each term's ``depth`` best postings by impact (an index-only scan
-    of ``lexical_postings_impact_idx``), so the cost stops growing with the project; their
-    partial sums choose :data:`RESCORE_FACTOR` × ``limit`` candidates, which are scored exactly.
-    Where every term is in at most ``depth`` passages that is the exact shortlist. A search of
-    some documents reads every posting (the index is per project, not per document)."""
+    ``depth`` > 0 (``search.prefilter_term_depth``) reads only each term's best
+    :func:`term_depth` postings by impact (an index-only scan of
+    ``lexical_postings_impact_idx``), a small share of a common term's; their partial sums
+    choose :data:`RESCORE_FACTOR` × ``limit`` candidates, which are scored exactly. Where every
+    term is in at most that many passages it is the exact shortlist. A search of some documents
+    reads every posting (the index is per project, not per document)."""
     weights = index.query_term_weights(query, covered.languages)
     total = covered.passages
     if not weights or total == 0:
@@ -253,7 +268,11 @@ async def shortlist(
         rows = await fetch_all(
             conn,
             "lexical_top_passages_by_impact" if by_impact else "lexical_top_passages",
-            **({"depth": depth, "rescore": RESCORE_FACTOR * limit} if by_impact else {}),
+            **(
+                {"depth": term_depth(depth, total), "rescore": RESCORE_FACTOR * limit}
+                if by_impact
+                else {}
+            ),
             terms=found,
             weights=[weights[term] * idf[term] for term in found],
             idfs=[idf[term] for term in found],
