@@ -240,8 +240,8 @@ async def shortlist(
     :func:`term_depth` postings by impact (an index-only scan of
     ``lexical_postings_impact_idx``), a small share of a common term's; their partial sums
     choose :data:`RESCORE_FACTOR` × ``limit`` candidates, which are scored exactly. Where every
-    term is in at most that many passages it is the exact shortlist. A search of some documents
-    reads every posting (the index is per project, not per document)."""
+    term is in at most that many passages the search reads them all (the exact shortlist, and
+    cheaper than rescoring), as does a search of some documents (the index is per project)."""
     weights = index.query_term_weights(query, covered.languages)
     total = covered.passages
     if not weights or total == 0:
@@ -264,15 +264,13 @@ async def shortlist(
         return Prefiltered((), total)
     async with conn.transaction():
         await conn.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
-        by_impact = depth > 0 and not document_ids
+        deepest = term_depth(depth, total)
+        # Reading a term's best postings only pays where it has more; else read them all.
+        by_impact = deepest > 0 and not document_ids and max(frequency.values()) > deepest
         rows = await fetch_all(
             conn,
             "lexical_top_passages_by_impact" if by_impact else "lexical_top_passages",
-            **(
-                {"depth": term_depth(depth, total), "rescore": RESCORE_FACTOR * limit}
-                if by_impact
-                else {}
-            ),
+            **({"depth": deepest, "rescore": RESCORE_FACTOR * limit} if by_impact else {}),
             terms=found,
             weights=[weights[term] * idf[term] for term in found],
             idfs=[idf[term] for term in found],
