@@ -20,8 +20,8 @@ are that method's alone; CPU counts the process and all its children):
 * ``pymupdf4llm``: pymupdf4llm's layout mode over the whole document in one process.
 
 ``ingest`` -- ``shortlist ingest`` (a real CLI run against a fresh database) of
-400 short Markdown files and of 50 small PDFs: files per second, wall clock
-including the command's start.
+400 short Markdown files (``--ingest-files N``) and of 50 small PDFs: files per second,
+wall clock including the command's start.
 
 Usage::
 
@@ -153,13 +153,13 @@ def _long_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _ingest_files(folder: Path, kind: str) -> list[Path]:
+def _ingest_files(folder: Path, kind: str, markdown_files: int = 400) -> list[Path]:
     import pymupdf
 
     paths: list[Path] = []
     if kind == "markdown":
-        for n in range(400):
-            path = folder / f"note-{n:03d}.md"
+        for n in range(markdown_files):
+            path = folder / f"note-{n:05d}.md"
             path.write_text(
                 f"# Field note {n}\n\nTidal flat survey {n}: {n % 17} oystercatchers, "
                 f"{n % 5} curlews and a spoonbill near marker {n * 7}.\n",
@@ -183,7 +183,7 @@ def _ingest_files(folder: Path, kind: str) -> list[Path]:
     return paths
 
 
-def _measure_ingest(kind: str) -> dict[str, Any]:
+def _measure_ingest(kind: str, markdown_files: int = 400) -> dict[str, Any]:
     """``shortlist ingest`` of generated files into a fresh database, timed from outside."""
     import psycopg
 
@@ -195,7 +195,7 @@ def _measure_ingest(kind: str) -> dict[str, Any]:
     try:
         with tempfile.TemporaryDirectory() as scratch:
             folder = Path(scratch)
-            paths = _ingest_files(folder, kind)
+            paths = _ingest_files(folder, kind, markdown_files)
             environment = {
                 **os.environ,
                 "DATABASE_URL": f"{base}/{name}",
@@ -316,6 +316,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=0,
                         help="long suite: part children of the parallel method (default: one "
                              "per two CPU cores, as SandboxPool)")  # fmt: skip
+    parser.add_argument("--ingest-files", type=int, default=400,
+                        help="ingest suite: how many Markdown files (the CLI's start counts "
+                             "less the more there are)")  # fmt: skip
     parser.add_argument("--long-worker", nargs=5, help=argparse.SUPPRESS)
     parser.add_argument("files", nargs="*", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
@@ -353,7 +356,8 @@ def main() -> None:
                 print(f"  done: {name}, {method} (load {os.getloadavg()[0]:.1f})", file=sys.stderr)
         print(_long_table(rows) + "\n")
     if "ingest" in arguments.suites:
-        rows = [_median_run([_measure_ingest(kind) for _ in range(arguments.runs)])
+        rows = [_median_run([_measure_ingest(kind, arguments.ingest_files)
+                             for _ in range(arguments.runs)])
                 for kind in ("markdown", "pdf")]  # fmt: skip
         print(_ingest_table(rows))
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")

@@ -464,6 +464,17 @@ WHERE l.project_id = %(project_id)s AND l.config = %(config)s
 SELECT term, passages AS df FROM lexical_terms
 WHERE project_id = %(project_id)s AND term = ANY(%(terms)s::text[]);
 
+-- lexical_project_stats --
+-- What the stored terms cover of a whole project, from migration 021's sums (a row per configuration and language, where lexical_stats reads a row per document)
+SELECT (SELECT count(*) FROM documents r
+        WHERE r.project_id = %(project_id)s AND r.status = 'ready') AS ready,
+       coalesce(sum(s.documents), 0)::bigint AS documents,
+       coalesce(sum(s.passages), 0)::bigint AS passages,
+       coalesce(sum(s.terms), 0)::bigint AS terms,
+       coalesce(array_agg(s.language ORDER BY s.language), '{}') AS languages
+FROM lexical_project_stats s
+WHERE s.project_id = %(project_id)s AND s.config = %(config)s;
+
 -- lexical_term_frequencies --
 -- How many of the searched passages hold each query term (an index-only count: a search of some of the project's documents)
 SELECT term, count(*) AS df FROM lexical_postings

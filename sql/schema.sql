@@ -214,6 +214,47 @@ CREATE INDEX lexical_postings_impact_idx
     ON lexical_postings (project_id, term, lexical_impact(tf, length) DESC)
     INCLUDE (document_id, passage, tf, length);
 
+-- What a project's stored terms cover, per configuration and language, kept at commit by a
+-- deferred trigger (021_lexical_project_stats.sql, #28).
+CREATE TABLE lexical_project_stats (
+    project_id  uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    config      text NOT NULL,
+    language    text NOT NULL,
+    documents   bigint NOT NULL CHECK (documents >= 0),
+    passages    bigint NOT NULL CHECK (passages >= 0),
+    terms       bigint NOT NULL CHECK (terms >= 0),
+    PRIMARY KEY (project_id, config, language)
+);
+
+CREATE FUNCTION lexical_count_document() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('DELETE', 'UPDATE') THEN
+        UPDATE lexical_project_stats
+        SET documents = documents - 1, passages = passages - OLD.passages,
+            terms = terms - OLD.terms
+        WHERE project_id = OLD.project_id AND config = OLD.config AND language = OLD.language;
+        DELETE FROM lexical_project_stats
+        WHERE project_id = OLD.project_id AND config = OLD.config AND language = OLD.language
+          AND documents = 0;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        INSERT INTO lexical_project_stats AS s
+            (project_id, config, language, documents, passages, terms)
+        SELECT NEW.project_id, NEW.config, NEW.language, 1, NEW.passages, NEW.terms
+        WHERE EXISTS (SELECT 1 FROM projects WHERE id = NEW.project_id)
+        ON CONFLICT (project_id, config, language) DO UPDATE
+        SET documents = s.documents + 1, passages = s.passages + EXCLUDED.passages,
+            terms = s.terms + EXCLUDED.terms;
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE CONSTRAINT TRIGGER lexical_documents_count
+    AFTER INSERT OR UPDATE OR DELETE ON lexical_documents
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION lexical_count_document();
+
 -- Documents an assistant asked for (MCP request_document): logged, never fetched, until the
 -- project's owner approves one with an address, which runs a URL import.
 CREATE TABLE document_requests (

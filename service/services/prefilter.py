@@ -199,14 +199,19 @@ async def stats(
     conn: Connection, config: str, project_id: UUID, document_ids: Sequence[UUID] | None
 ) -> LexicalStats:
     """What the stored terms cover of the searched documents, on its own (a large project's
-    search; a small one's gets it with its documents' list: :func:`coverage`)."""
-    row = await fetch_one(
-        conn,
-        "lexical_stats",
-        project_id=project_id,
-        config=config,
-        document_ids=list(document_ids) if document_ids else None,
-    )
+    search; a small one's gets it with its documents' list: :func:`coverage`): for a whole
+    project from ``lexical_project_stats``, which a trigger keeps at commit (migration 021),
+    for some of its documents summed from their ``lexical_documents`` rows."""
+    if document_ids:
+        row = await fetch_one(
+            conn,
+            "lexical_stats",
+            project_id=project_id,
+            config=config,
+            document_ids=list(document_ids),
+        )
+    else:
+        row = await fetch_one(conn, "lexical_project_stats", project_id=project_id, config=config)
     assert row is not None  # an aggregate always has a row
     return LexicalStats(
         row["ready"], row["documents"], row["passages"], row["terms"], list(row["languages"])

@@ -70,11 +70,12 @@ def test_a_repeated_query_name_is_refused() -> None:
         sql.parse_queries(text)
 
 
-async def test_the_term_counts_migration_counts_the_postings_already_stored(
+async def test_the_count_migrations_count_what_is_already_stored(
     empty_database_url: str,
 ) -> None:
-    """Migration 019 fills ``lexical_terms`` from a database's existing postings, and its
-    triggers keep the counts from then on."""
+    """Migrations 019 and 021 fill ``lexical_terms`` and ``lexical_project_stats`` from a
+    database's existing postings and documents' rows, and 019's triggers keep the counts from
+    then on."""
     await migrate(empty_database_url, [m for m in sql.migrations if m.version < 19])
     with psycopg.connect(empty_database_url, autocommit=True) as conn:
         user = conn.execute("INSERT INTO users (name) VALUES ('old') RETURNING id").fetchone()
@@ -99,10 +100,26 @@ async def test_the_term_counts_migration_counts_the_postings_already_stored(
                 " VALUES (%s, %s, %s, %s, 1, 2)",
                 rows,
             )
+        for n, document in enumerate(sorted({row[2] for row in rows})):
+            conn.execute(
+                "INSERT INTO documents (id, project_id, name, content_type, size_bytes, status,"
+                " markdown, content_hash, kind, page_count, extracted_at) VALUES (%s, %s, %s,"
+                " 'text/markdown', 1, 'ready', 'x', 'h', 'text', 1, now())",
+                (document, project[0], f"d{n}.md"),
+            )
+            conn.execute(
+                "INSERT INTO lexical_documents (project_id, document_id, content_hash, config,"
+                " language, passages, terms) VALUES (%s, %s, 'h', 'c', 'english', 2, 3)",
+                (project[0], document),
+            )
     await migrate(empty_database_url)
     with psycopg.connect(empty_database_url, autocommit=True) as conn:
         counts = conn.execute("SELECT term, passages FROM lexical_terms ORDER BY term").fetchall()
         assert counts == [("quokka", 4), ("smile", 2)]
+        sums = conn.execute(
+            "SELECT config, language, documents, passages, terms FROM lexical_project_stats"
+        ).fetchall()
+        assert sums == [("c", "english", 2, 4, 6)]
         conn.execute(
             "DELETE FROM lexical_postings WHERE document_id = '00000000-0000-0000-0000-000000000001'"
         )

@@ -123,8 +123,12 @@ def _sent_statements(trace: Iterator[str]) -> list[str]:
     return found
 
 
-#: The first line of the coverage query a large project's search runs on its own.
-LEXICAL_STATS = queries["lexical_stats"].split("\n", 1)[0].split("%(", 1)[0]
+#: The first line of the coverage queries a large project's search runs on its own (of
+#: some of its documents, of the whole project).
+LEXICAL_STATS = tuple(
+    queries[name].split("\n", 1)[0].split("%(", 1)[0]
+    for name in ("lexical_stats", "lexical_project_stats")
+)
 
 
 async def _backfill(runtime: Runtime) -> None:
@@ -493,14 +497,36 @@ async def _frequencies(conn: psycopg.AsyncConnection[Any], project_id: UUID) -> 
     ).fetchall()
     found = {row["term"]: row["passages"] for row in stored}
     assert found == {row["term"]: row["passages"] for row in counted}
+    await _check_project_stats(conn, project_id)
     return found
+
+
+async def _check_project_stats(conn: psycopg.AsyncConnection[Any], project_id: UUID) -> None:
+    """``lexical_project_stats`` (migration 021) is what summing ``lexical_documents`` gives."""
+    kept = await (
+        await conn.execute(
+            "SELECT config, language, documents, passages, terms FROM lexical_project_stats"
+            " WHERE project_id = %s ORDER BY 1, 2",
+            (project_id,),
+        )
+    ).fetchall()
+    summed = await (
+        await conn.execute(
+            "SELECT config, language, count(*) AS documents, sum(passages) AS passages,"
+            " sum(terms) AS terms FROM lexical_documents WHERE project_id = %s"
+            " GROUP BY 1, 2 ORDER BY 1, 2",
+            (project_id,),
+        )
+    ).fetchall()
+    assert [tuple(row.values()) for row in kept] == [tuple(row.values()) for row in summed]
 
 
 async def test_term_frequencies_follow_every_write_and_drop_of_the_postings(
     db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
 ) -> None:
-    """``lexical_terms`` (migration 019) is what counting the postings would give after a
-    backfill, two writers at once, a re-extraction, a deletion and the project's deletion."""
+    """``lexical_terms`` (migration 019) and ``lexical_project_stats`` (021) are what counting
+    the postings and summing the documents' rows would give after a backfill, two writers at
+    once, a re-extraction, a deletion and the project's deletion."""
     documents = _abstract_documents(12)
     async for project in _project(db_url, tmp_path, conn, "counts", prefilter_min_passages=1):
         project_id = project.owner.project.id
@@ -553,8 +579,19 @@ async def test_term_frequencies_follow_every_write_and_drop_of_the_postings(
         )
         assert "census" not in await _frequencies(conn, project_id)
 
+        stats = await (
+            await conn.execute(
+                "SELECT documents FROM lexical_project_stats WHERE project_id = %s", (project_id,)
+            )
+        ).fetchall()
+        assert [row["documents"] for row in stats] == [len(ids) - 1]
         await conn.execute("DELETE FROM projects WHERE id = %s", (project_id,))
         assert await _frequencies(conn, project_id) == {}
+        assert not await (
+            await conn.execute(
+                "SELECT 1 FROM lexical_project_stats WHERE project_id = %s", (project_id,)
+            )
+        ).fetchall()
 
 
 async def test_a_search_of_some_documents_counts_their_own_frequencies(

@@ -33,8 +33,8 @@ DOCUMENTS = [
 def _rows(
     url: str, project_id: UUID
 ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """The project's stored terms, by document name (ids differ between the two loads), and
-    its terms' document frequencies."""
+    """The project's stored terms, by document name (ids differ between the two loads), its
+    terms' document frequencies and its coverage sums."""
     with psycopg.connect(url, row_factory=dict_row) as conn:
         documents = conn.execute(
             "SELECT d.name, l.content_hash, l.config, l.language, l.passages, l.terms"
@@ -50,6 +50,11 @@ def _rows(
         ).fetchall()
         frequencies = conn.execute(
             "SELECT term, passages FROM lexical_terms WHERE project_id = %s ORDER BY term",
+            (project_id,),
+        ).fetchall()
+        frequencies += conn.execute(
+            "SELECT config, language, documents, passages, terms FROM lexical_project_stats"
+            " WHERE project_id = %s",
             (project_id,),
         ).fetchall()
     return (
