@@ -33,9 +33,11 @@ from retrieval.rerankers import LOCAL_MAX_TOKENS, RerankerKind
 
 MB = 1024 * 1024
 PREFILTER_MIN_PASSAGES = 10_000
-PREFILTER_TERM_DEPTH = 2_000
 """Below this many passages a search scores every passage in the process (docs/benchmarks.md,
 "The lexical prefilter", has the measurement the value comes from)."""
+PREFILTER_TERM_DEPTH = 2_000
+"""The fewest postings of each query term a prefiltered search reads (docs/benchmarks.md, "Cost
+as the project grows … (2026-12-03)", has the measurement)."""
 
 
 def _default_data_dir() -> Path:

@@ -68,13 +68,14 @@ BACKFILL_IDLE_SECONDS = 60.0
 RESCORE_FACTOR = 10
 """A search reading each term's best postings only (:func:`term_depth`) scores this many
 times ``limit`` of its best candidates exactly over every query term. Measured on SciFact
-claims over 1M passages (``bench/prefilter.py``; each abstract there has ~115 near-copies
-whose scores all but tie, so the exact top 100 is crowded): 3× kept 0.89 of the exact top 10,
-5× 0.95, 10× 0.98."""
+claims over 1M passages at a depth of 10,000 (``bench/prefilter_depth.py``; each abstract
+there has ~115 near-copies whose scores all but tie, so the exact top 100 is crowded): 5×
+kept 0.95 of the exact SQL top 10, 10× 0.985, 15× 0.995 (but 15× end to end cost 100k
+passages its p95 target)."""
 DEPTH_SHARE = 0.01
 """A term's postings read, as a share of the project's passages, where that is more than
-``search.prefilter_term_depth``: a fixed depth that keeps the exact top 10 at 100k passages
-(0.995 at 2,000) kept only 0.75 of it at 1M."""
+``search.prefilter_term_depth``: a fixed depth of 2,000 that keeps the exact top 10 at 100k
+passages kept only 0.76 of it at 1M (``bench/prefilter_depth.py``)."""
 IMPACT_REFERENCE_LENGTH = 115.0
 """The passage length in terms at which ``lexical_impact`` (``sql/020_lexical_impact.sql``)
 orders a term's postings: SciFact's mean at the default chunk size."""
@@ -235,18 +236,19 @@ async def shortlist(
     *,
     limit: int,
     depth: int = 0,
+    rescore: int | None = None,
     k1: float = DEFAULT_K1,
     b: float = DEFAULT_B,
 ) -> Prefiltered:
     """The best ``limit`` passages of the searched documents for ``query`` by BM25, with
     their term coverage (:func:`retrieval.shortlist.term_coverage`), from the stored terms.
 
-    ``depth`` > 0 (``search.prefilter_term_depth``) reads only each term's best
-    :func:`term_depth` postings by impact (an index-only scan of
-    ``lexical_postings_impact_idx``), a small share of a common term's; their partial sums
-    choose :data:`RESCORE_FACTOR` × ``limit`` candidates, which are scored exactly. Where every
-    term is in at most that many passages the search reads them all (the exact shortlist, and
-    cheaper than rescoring), as does a search of some documents (the index is per project)."""
+    ``depth`` > 0 (the search passes :func:`term_depth`) reads only each term's best ``depth``
+    postings by impact (an index-only scan of ``lexical_postings_impact_idx``), a small share
+    of a common term's; their partial sums choose ``rescore`` candidates (by default
+    :data:`RESCORE_FACTOR` × ``limit``), which are scored exactly. Where every term is in at
+    most ``depth`` passages the search reads them all (the exact shortlist, and cheaper than
+    rescoring), as does a search of some documents (the index is per project)."""
     weights = index.query_term_weights(query, covered.languages)
     total = covered.passages
     if not weights or total == 0:
@@ -269,13 +271,12 @@ async def shortlist(
         return Prefiltered((), total)
     async with conn.transaction():
         await conn.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
-        deepest = term_depth(depth, total)
         # Reading a term's best postings only pays where it has more; else read them all.
-        by_impact = deepest > 0 and not document_ids and max(frequency.values()) > deepest
+        by_impact = depth > 0 and not document_ids and max(frequency.values()) > depth
         rows = await fetch_all(
             conn,
             "lexical_top_passages_by_impact" if by_impact else "lexical_top_passages",
-            **({"depth": deepest, "rescore": RESCORE_FACTOR * limit} if by_impact else {}),
+            **({"depth": depth, "rescore": rescore or RESCORE_FACTOR * limit} if by_impact else {}),
             terms=found,
             weights=[weights[term] * idf[term] for term in found],
             idfs=[idf[term] for term in found],

@@ -337,7 +337,7 @@ class SearchEngine:
             covered,
             document_ids,
             limit=min(search_settings.shortlist_keep, search_settings.max_candidates),
-            depth=search_settings.prefilter_term_depth,
+            depth=prefilter.term_depth(search_settings.prefilter_term_depth, covered.passages),
         )
         wanted = list(dict.fromkeys(UUID(p.document_id) for p in prefiltered.passages))
         if not wanted:

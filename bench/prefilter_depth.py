@@ -1,0 +1,98 @@
+"""How deep the prefilter reads each term's postings, and how many candidates it rescores (#28).
+
+For the databases ``bench/prefilter.py`` made (``shortlist_bench_prefilter_<size>_4``: run it
+with ``--bulk`` first), the product's own :func:`service.services.prefilter.shortlist` answers
+the same SciFact claims with every posting read (``depth`` 0, the exact BM25 shortlist) and
+with each ``DEPTH:RESCORE`` pair given; per pair, the database round trip's wall-clock median
+and p95 and the share of the exact top 10 and top 100 it keeps. From the repository root::
+
+    .venv/bin/python -m bench.prefilter_depth --size 1000000 --pairs 2000:300 10000:1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench.latency import SCIFACT_DIR, load_queries
+from bench.prefilter import database_url, existing_project, kept_share, p, settings_for
+from retrieval import Prefiltered
+from service.runtime import open_runtime
+from service.services import prefilter
+
+LIMIT = 100
+"""The shortlist's length (``search.shortlist_keep``'s default)."""
+
+
+async def sweep(size: int, pairs: Sequence[tuple[int, int]], query_count: int) -> None:
+    url = database_url(f"shortlist_bench_prefilter_{size}_4")
+    owner = await existing_project(url)
+    claims = load_queries(SCIFACT_DIR, query_count + 1)[1:]
+    with tempfile.TemporaryDirectory() as data_dir:
+        async with open_runtime(settings_for(url, Path(data_dir)), background=False) as runtime:
+            index = runtime.search.index
+            async with runtime.pool.connection() as conn:
+                covered = await prefilter.stats(conn, index.terms_config, owner.project_id, None)
+
+                async def answer(
+                    claim: str, depth: int, rescore: int | None
+                ) -> tuple[float, Prefiltered]:
+                    started = time.perf_counter()
+                    found = await prefilter.shortlist(
+                        conn, index, owner.project_id, claim, covered, None,
+                        limit=LIMIT, depth=depth, rescore=rescore,
+                    )  # fmt: skip
+                    return time.perf_counter() - started, found
+
+                runs: dict[tuple[int, int], list[tuple[float, Prefiltered]]] = {}
+                for claim in claims:  # each pair right after the exact answer of the same claim
+                    for pair in [(0, 0), *pairs]:
+                        runs.setdefault(pair, []).append(await answer(claim, *pair))
+    exact = runs[(0, 0)]
+    print(
+        f"{size:,} passages ({covered.passages:,} stored), {len(claims)} SciFact claims, "
+        f"shortlist {LIMIT}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"
+    )
+    print(
+        "| depth per term | rescored | median / p95 (ms) | exact top 10 kept | exact top 100 kept |"
+    )
+    print("|---:|---:|---:|---:|---:|")
+    for pair, answers in runs.items():
+        walls = [wall for wall, _ in answers]  # seconds: p() gives milliseconds
+        kept = {
+            n: kept_share(
+                {c: _ids(e)[:n] for c, (_, e) in zip(claims, exact, strict=True)},
+                {c: _ids(a)[:n] for c, (_, a) in zip(claims, answers, strict=True)},
+            )
+            for n in (10, 100)
+        }
+        depth, rescore = pair
+        label = ("every posting", "–") if depth == 0 else (f"{depth:,}", f"{rescore:,}")
+        print(
+            f"| {label[0]} | {label[1]} | {statistics.median(walls) * 1000:.1f} / {p(walls, 95):.1f} "
+            f"| {kept[10]:.3f} | {kept[100]:.3f} |"
+        )
+
+
+def _ids(found: Prefiltered) -> list[tuple[str, int]]:
+    return [(passage.document_id, passage.ordinal) for passage in found.passages]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--size", type=int, default=1_000_000, help="the database's --sizes value")
+    parser.add_argument("--pairs", nargs="+", default=["2000:300", "10000:1000"],
+                        help="DEPTH:RESCORE pairs")  # fmt: skip
+    parser.add_argument("--queries", type=int, default=40)
+    args = parser.parse_args(argv)
+    pairs = [(int(d), int(r)) for d, r in (pair.split(":") for pair in args.pairs)]
+    asyncio.run(sweep(args.size, pairs, args.queries))
+
+
+if __name__ == "__main__":
+    main()
