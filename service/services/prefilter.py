@@ -8,10 +8,11 @@ time. So each ready document's passages are also stored as BM25 terms (``lexical
 makes (:meth:`ChunkIndex.passage_terms`), one row per (term, passage) with its frequency and
 the passage's length. A search of a project of at least ``search.prefilter_min_passages``
 passages asks PostgreSQL for the best ``shortlist_keep`` passages by Lucene's BM25 over the
-project's own statistics (document frequencies from ``lexical_terms``, which triggers on the
-postings keep in their own transaction, or counted from the postings when only some documents
-are searched; length sums from ``lexical_documents``), which is the shortlist the exhaustive
-path computes; only
+project's own statistics (document frequencies from ``lexical_terms`` and length sums from
+``lexical_project_stats``, which triggers keep in the writing transaction; counted from the
+postings and summed from ``lexical_documents`` when only some documents are searched), which
+is the shortlist the exhaustive path computes, or, for a term in more passages than
+:func:`term_depth`, read from its best postings first and rescored exactly; only
 those passages' documents are then chunked in the process, and reranking and citing run as
 usual. They are chunked but not tokenised (:meth:`ChunkIndex.chunked_documents`): the query
 hands each passage's length and, per document, how many of its passages hold each query term

@@ -684,3 +684,34 @@ async def test_reading_each_terms_best_postings_scores_what_it_returns_exactly(
                 assert [(p.document_id, p.ordinal) for p in deep.passages] == [
                     (p.document_id, p.ordinal) for p in everything.passages[:20]
                 ]
+
+
+async def test_a_search_at_a_shallow_depth_setting_answers_first_as_the_exhaustive_path(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    """``search.prefilter_term_depth`` reaches the shortlist through the search: far below the
+    terms' frequencies, each query's best hit is still the exhaustive path's, with its score."""
+    documents = _abstract_documents(120)
+    async for exact in _project(db_url, tmp_path, conn, "all", prefilter_min_passages=10**9):
+        for name, markdown in documents:
+            await _add(conn, exact.owner.project.id, name, markdown)
+        expected = {query: _ranking(await exact.search(query))[0] for query in QUERIES}
+    async for shallow in _project(
+        db_url, tmp_path, conn, "few", prefilter_min_passages=1, prefilter_term_depth=8
+    ):
+        for name, markdown in documents:
+            await _add(conn, shallow.owner.project.id, name, markdown)
+        await _backfill(shallow.runtime)
+        frequencies = await _frequencies(conn, shallow.owner.project.id)
+        assert max(frequencies.values()) > prefilter.term_depth(8, 400), "nothing truncated"
+        async with shallow.runtime.pool.connection() as lent:
+            pgconn = lent.pgconn  # the pool's one connection
+        with tempfile.TemporaryFile("w+") as trace:
+            pgconn.trace(trace.fileno())
+            try:
+                got = {query: _ranking(await shallow.search(query))[0] for query in QUERIES}
+            finally:
+                pgconn.untrace()
+            trace.seek(0)
+            assert "lexical_impact(" in trace.read(), "the best-postings query never ran"
+    assert got == expected
