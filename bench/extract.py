@@ -20,8 +20,9 @@ are that method's alone; CPU counts the process and all its children):
 * ``pymupdf4llm``: pymupdf4llm's layout mode over the whole document in one process.
 
 ``ingest`` -- ``shortlist ingest`` (a real CLI run against a fresh database) of
-400 short Markdown files (``--ingest-files N``) and of 50 small PDFs: files per second,
-wall clock including the command's start.
+400 one-paragraph Markdown files, of as many four-page Markdown documents of SciFact abstracts
+(``--ingest-files N``; the layout of #28's million-passage project) and of 50 small PDFs
+(``--ingest-kinds`` picks): files per second, wall clock including the command's start.
 
 Usage::
 
@@ -157,6 +158,8 @@ def _ingest_files(folder: Path, kind: str, markdown_files: int = 400) -> list[Pa
     import pymupdf
 
     paths: list[Path] = []
+    if kind == "scifact":
+        return _scifact_files(folder, markdown_files)
     if kind == "markdown":
         for n in range(markdown_files):
             path = folder / f"note-{n:05d}.md"
@@ -183,27 +186,50 @@ def _ingest_files(folder: Path, kind: str, markdown_files: int = 400) -> list[Pa
     return paths
 
 
-def _measure_ingest(kind: str, markdown_files: int = 400) -> dict[str, Any]:
-    """``shortlist ingest`` of generated files into a fresh database, timed from outside."""
+def _scifact_files(folder: Path, count: int) -> list[Path]:
+    """SciFact abstracts, four to a four-page Markdown document, with varied wording once the
+    corpus is used up: the layout of #28's million-passage project (``bench/prefilter.py``)."""
+    from itertools import islice
+
+    from bench.latency import SCIFACT_DIR, documents, load_abstracts
+
+    paths: list[Path] = []
+    stream = documents(load_abstracts(SCIFACT_DIR), per_document=4, per_page=1)
+    for n, document in enumerate(islice(stream, count)):
+        path = folder / f"abstracts-{n:06d}.md"
+        path.write_text(document.markdown, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def _measure_ingest(
+    kind: str, markdown_files: int = 400, database: str | None = None
+) -> dict[str, Any]:
+    """``shortlist ingest`` of generated files into a fresh database (or into ``database``'s
+    only user's only project, whose new documents are deleted afterwards), timed from outside."""
     import psycopg
 
     server = os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
     name = f"bench_ingest_{uuid.uuid4().hex[:8]}"
-    base = server.rsplit("/", 1)[0]
-    with psycopg.connect(server, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+    url = database or f"{server.rsplit('/', 1)[0]}/{name}"
+    if database is None:
+        with psycopg.connect(server, autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{name}"')
+    names: list[str] = []
     try:
         with tempfile.TemporaryDirectory() as scratch:
             folder = Path(scratch)
             paths = _ingest_files(folder, kind, markdown_files)
+            names = [path.name for path in paths]
             environment = {
                 **os.environ,
-                "DATABASE_URL": f"{base}/{name}",
+                "DATABASE_URL": url,
                 "SHORTLIST_DATA_DIR": str(folder / "data"),
             }
             cli = [sys.executable, "-m", "service.cli"]
-            subprocess.run([*cli, "user", "create", "bench"], env=environment, check=True,
-                           capture_output=True)  # fmt: skip
+            if database is None:
+                subprocess.run([*cli, "user", "create", "bench"], env=environment, check=True,
+                               capture_output=True)  # fmt: skip
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             wall = time.perf_counter()
             subprocess.run([*cli, "ingest", *map(str, paths)], env=environment, check=True,
@@ -211,8 +237,12 @@ def _measure_ingest(kind: str, markdown_files: int = 400) -> dict[str, Any]:
             wall = time.perf_counter() - wall
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
     finally:
-        with psycopg.connect(server, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if database is None:
+            with psycopg.connect(server, autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        else:
+            with psycopg.connect(database, autocommit=True) as conn:
+                conn.execute("DELETE FROM documents WHERE name = ANY(%s)", (names,))
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     return {"files": len(paths), "kind": kind, "wall_seconds": wall, "cpu_seconds": cpu}
 
@@ -319,6 +349,14 @@ def main() -> None:
     parser.add_argument("--ingest-files", type=int, default=400,
                         help="ingest suite: how many Markdown files (the CLI's start counts "
                              "less the more there are)")  # fmt: skip
+    parser.add_argument("--ingest-kinds", nargs="+", default=["markdown", "scifact", "pdf"],
+                        choices=["markdown", "scifact", "pdf"],
+                        help="ingest suite: one-paragraph notes, four-page SciFact documents "
+                             "(both --ingest-files of them), 50 two-page PDFs")  # fmt: skip
+    parser.add_argument("--ingest-database", metavar="URL",
+                        help="ingest suite: into this database's only project (e.g. a "
+                             "bench/prefilter.py one of 1M passages), not a fresh database; "
+                             "what was ingested is deleted afterwards")  # fmt: skip
     parser.add_argument("--long-worker", nargs=5, help=argparse.SUPPRESS)
     parser.add_argument("files", nargs="*", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
@@ -356,9 +394,10 @@ def main() -> None:
                 print(f"  done: {name}, {method} (load {os.getloadavg()[0]:.1f})", file=sys.stderr)
         print(_long_table(rows) + "\n")
     if "ingest" in arguments.suites:
-        rows = [_median_run([_measure_ingest(kind, arguments.ingest_files)
+        rows = [_median_run([_measure_ingest(kind, arguments.ingest_files,
+                                             arguments.ingest_database)
                              for _ in range(arguments.runs)])
-                for kind in ("markdown", "pdf")]  # fmt: skip
+                for kind in arguments.ingest_kinds]  # fmt: skip
         print(_ingest_table(rows))
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 

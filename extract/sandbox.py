@@ -340,15 +340,21 @@ class SandboxPool:
         called (from any thread) as the pages of a PDF are read."""
         limits = limits or ExtractionLimits(memory_mb=self.memory_mb)
         check_size(data, limits)
-        declared = declared_kind(filename, content_type)
-        small = len(data) <= self.in_process_max_bytes
-        if small and declared in IN_PROCESS_KINDS:
+        if self.reads_in_process(filename, content_type, len(data)):
             kind, _ = detect_kind(data, filename, content_type)  # the bytes decide
             if kind in IN_PROCESS_KINDS:
                 return extract_document(data, filename, content_type, limits=limits)
-        if declared != "pdf":
+        if declared_kind(filename, content_type) != "pdf":
             return extract_in_sandbox(data, filename, content_type, limits=limits)
         return self._extract_pdf(data, filename, content_type, limits, progress)
+
+    def reads_in_process(self, filename: str, content_type: str | None, size: int) -> bool:
+        """Whether a file of this name, declared type and size is read in the calling process
+        (unless its bytes turn out to be of another kind): a small text, CSV or HTML file."""
+        return (
+            size <= self.in_process_max_bytes
+            and declared_kind(filename, content_type) in IN_PROCESS_KINDS
+        )
 
     def _extract_pdf(
         self,

@@ -92,7 +92,7 @@ async def extract_document(
             await extraction.save_failure(
                 conn,
                 UUID(document_id),
-                "extraction_failed",
+                extraction.FAILED_CODE,
                 "Extraction kept failing (storage or database trouble); re-extract the document to try again.",
             )
         return

@@ -67,6 +67,12 @@ FROM projects p WHERE lower(btrim(p.name)) = lower(btrim(%(name)s)) AND p.user_i
 SELECT id FROM documents
 WHERE project_id = %(project_id)s AND lower(btrim(name)) = lower(btrim(%(name)s));
 
+-- find_taken_document_names --
+-- Which of these names a project's documents already have, compared as fetch_document_by_name does
+SELECT n AS name FROM unnest(%(names)s::text[]) AS n
+WHERE EXISTS (SELECT 1 FROM documents
+              WHERE project_id = %(project_id)s AND lower(btrim(name)) = lower(btrim(n)));
+
 -- insert_upload --
 -- Record an upload grant before handing it out
 INSERT INTO uploads (id, project_id, user_id, filename, content_type, size_bytes, object_key,
@@ -231,9 +237,9 @@ UPDATE documents SET status = 'ready', markdown = %(markdown)s, content_hash = %
 WHERE id = %(document_id)s AND status = 'processing'
 RETURNING id, project_id, content_hash;
 
--- notify_document_ready --
--- Announce on a channel that a document's extraction was saved (payload: its id)
-SELECT pg_notify(%(channel)s, %(document_id)s);
+-- notify_documents_ready --
+-- Announce on a channel, one notification each, that documents' extractions were saved (payload: the id)
+SELECT pg_notify(%(channel)s, id) FROM unnest(%(document_ids)s::text[]) AS id;
 
 -- store_extraction_error --
 -- Save why a document cannot be searched
@@ -260,6 +266,18 @@ INSERT INTO documents (project_id, name, content_type, size_bytes, object_key, s
                        sync_path, original_sha256, sync_size, sync_mtime_ns)
 VALUES (%(project_id)s, btrim(%(name)s), %(content_type)s, %(size_bytes)s, %(object_key)s, 'processing', 1,
         %(sync_path)s, %(original_sha256)s, %(sync_size)s, %(sync_mtime_ns)s)
+RETURNING id, project_id, name, content_type, size_bytes, object_key, status, error_code,
+          error_message, kind, page_count, pages_done, pages_total, content_hash, warnings, attempts, created_at,
+          updated_at, extracted_at, ocr_pages, sync_path, original_sha256, sync_size, sync_mtime_ns;
+
+-- insert_ingested_documents --
+-- Create several documents claimed for extraction in one statement (`shortlist ingest`'s small files); a row whose name is taken, in the project or by an earlier row, is skipped (the rows returned are those created), so one file's clash fails no other
+INSERT INTO documents (project_id, name, content_type, size_bytes, object_key, status, attempts)
+SELECT %(project_id)s, btrim(f.name), f.content_type, f.size_bytes, f.object_key, 'processing', 1
+FROM unnest(%(names)s::text[], %(content_types)s::text[], %(sizes)s::bigint[], %(object_keys)s::text[])
+     WITH ORDINALITY AS f(name, content_type, size_bytes, object_key, position)
+ORDER BY f.position
+ON CONFLICT DO NOTHING
 RETURNING id, project_id, name, content_type, size_bytes, object_key, status, error_code,
           error_message, kind, page_count, pages_done, pages_total, content_hash, warnings, attempts, created_at,
           updated_at, extracted_at, ocr_pages, sync_path, original_sha256, sync_size, sync_mtime_ns;
@@ -420,19 +438,23 @@ WHERE d.id = %(document_id)s
       AND lower(btrim(o.name)) = lower(btrim(%(name)s))
   );
 
--- forget_lexical_document --
--- Drop a document's stored passage terms (before writing them anew)
+-- forget_lexical_documents --
+-- Drop documents' stored passage terms (before writing them anew)
 DELETE FROM lexical_documents l USING documents d
-WHERE d.id = %(document_id)s AND l.project_id = d.project_id AND l.document_id = d.id;
+WHERE d.id = ANY(%(document_ids)s::uuid[]) AND l.project_id = d.project_id AND l.document_id = d.id;
 
--- store_lexical_document --
--- Record that a ready document's passage terms follow, if it still has this text (its row locked until commit, so a concurrent change of its text or status waits and then drops them)
+-- store_lexical_documents --
+-- Record that ready documents' passage terms follow, each if it still has this text (its row locked until commit, so a concurrent change of its text or status waits and then drops them); one row returned per document recorded
 INSERT INTO lexical_documents (project_id, document_id, content_hash, config, language, passages, terms)
-SELECT project_id, id, content_hash, %(config)s, %(language)s, %(passages)s, %(terms)s
-FROM documents
-WHERE id = %(document_id)s AND status = 'ready' AND content_hash = %(content_hash)s
-FOR SHARE
-RETURNING project_id;
+SELECT d.project_id, d.id, d.content_hash, %(config)s, t.language, t.passages, t.terms
+FROM unnest(%(document_ids)s::uuid[], %(content_hashes)s::text[], %(languages)s::text[],
+            %(passages)s::integer[], %(terms)s::bigint[])
+     AS t(document_id, content_hash, language, passages, terms)
+JOIN documents d ON d.id = t.document_id
+WHERE d.status = 'ready' AND d.content_hash = t.content_hash
+ORDER BY d.id
+FOR SHARE OF d
+RETURNING project_id, document_id;
 
 -- copy_lexical_postings --
 -- Stream a document's (term, passage) rows in
@@ -448,7 +470,7 @@ ORDER BY d.extracted_at NULLS FIRST, d.id
 LIMIT %(limit)s;
 
 -- lexical_stats --
--- How many documents are searched, how many of them have current stored terms, their passages and languages (a lexical_documents row is only ever of a ready document with that text: migration 011's trigger and store_lexical_document's lock)
+-- How many documents are searched, how many of them have current stored terms, their passages and languages (a lexical_documents row is only ever of a ready document with that text: migration 011's trigger and store_lexical_documents' lock)
 SELECT (SELECT count(*) FROM documents r
         WHERE r.project_id = %(project_id)s AND r.status = 'ready'
           AND (%(document_ids)s::uuid[] IS NULL OR r.id = ANY(%(document_ids)s::uuid[]))) AS ready,

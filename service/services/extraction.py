@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 from uuid import UUID
 
@@ -32,8 +33,10 @@ from service.errors import ShortlistError
 from service.services import figures, imports, prefilter
 from service.storage.blobs import BlobNotFound
 from service.storage.db import Connection, connection, execute, fetch_one
+from sql import queries
 
 if TYPE_CHECKING:
+    from retrieval import ChunkIndex
     from retrieval.index import PassageTerms
     from service.runtime import Runtime
     from service.settings import Settings
@@ -42,6 +45,8 @@ logger = logging.getLogger(__name__)
 
 #: Channel on which a document that became ready is announced (payload: its id).
 READY_CHANNEL = "shortlist_document_ready"
+#: The code of a document whose outcome storage or database trouble kept from being saved.
+FAILED_CODE = "extraction_failed"
 #: Seconds between two writes of a document's extraction progress (pages done / total).
 PROGRESS_INTERVAL_SECONDS = 1.0
 #: Seconds between looks for the first progress report, written as soon as it arrives so that
@@ -108,14 +113,31 @@ class StoredTerms(NamedTuple):
     terms: PassageTerms
 
 
+def stored_terms(
+    index: ChunkIndex, document_id: UUID, name: str, extraction: Extraction
+) -> StoredTerms:
+    """The extraction's passages as the search's terms (:mod:`service.services.prefilter`);
+    CPU work, for a worker thread."""
+    markdown = stored_markdown(extraction)
+    document = SourceDocument(str(document_id), name, content_hash(markdown), markdown)
+    return StoredTerms(document, index.terms_config, index.passage_terms(document))
+
+
 async def lexical_terms(
     runtime: Runtime, document_id: UUID, name: str, extraction: Extraction
 ) -> StoredTerms:
-    """The extraction's passages as the search's terms (:mod:`service.services.prefilter`)."""
-    markdown = stored_markdown(extraction)
-    document = SourceDocument(str(document_id), name, content_hash(markdown), markdown)
-    index = runtime.search.index
-    return StoredTerms(document, index.terms_config, await prefilter.passage_terms(index, document))
+    """:func:`stored_terms`, worked out off the event loop."""
+    return await anyio.to_thread.run_sync(
+        stored_terms, runtime.search.index, document_id, name, extraction
+    )
+
+
+class Extracted(NamedTuple):
+    """A successful extraction to save, with its passage terms when they were worked out."""
+
+    document_id: UUID
+    extraction: Extraction
+    terms: StoredTerms | None = None
 
 
 async def save_extraction(
@@ -126,35 +148,67 @@ async def save_extraction(
     terms: StoredTerms | None = None,
 ) -> bool:
     """Store a successful extraction, with its passage terms when given, in one transaction;
-    False when the document was deleted meanwhile.
+    False when the document was deleted meanwhile (:func:`save_extractions` of one)."""
+    return document_id in await save_extractions(conn, [Extracted(document_id, extraction, terms)])
+
+
+async def save_extractions(conn: Connection, extracted: Sequence[Extracted]) -> set[UUID]:
+    """Store successful extractions, with their passage terms, in one transaction; the ids of
+    the documents saved (one deleted meanwhile is left out). Several documents cost a few
+    statements in all, not a few each: the texts go in one pipelined batch and the terms
+    with :func:`prefilter.store_many_terms`; each saved document is announced on
+    :data:`READY_CHANNEL` after commit.
 
     The document's content type becomes its detected kind's (what its bytes are), so
     nothing the uploader declared is kept as its type. NUL characters become U+FFFD
     (:func:`stored_markdown`).
     """
-    markdown = stored_markdown(extraction)
+    if not extracted:
+        return set()
+    saved: set[UUID] = set()
     async with conn.transaction():
-        row = await fetch_one(
-            conn,
-            "store_extraction",
-            document_id=document_id,
-            markdown=markdown,
-            content_hash=content_hash(markdown),
-            kind=extraction.kind,
-            content_type=KIND_CONTENT_TYPES[extraction.kind],
-            page_count=extraction.page_count,
-            warnings=[warning.replace("\x00", "\ufffd") for warning in extraction.warnings],
-            ocr_pages=list(extraction.ocr_pages),
-            figures=figures.stored(extraction.figures),
-            ocr_lines=Jsonb(to_wire(list(extraction.ocr_lines))),
-        )
-        if row is not None and terms is not None:
-            await prefilter.store_terms(conn, terms.document, terms.config, terms.terms)
-    if row is not None:
+        cursor = conn.cursor()
+        await cursor.executemany(
+            queries["store_extraction"], [_extraction_values(item) for item in extracted],
+            returning=True,
+        )  # fmt: skip
+        while True:
+            saved.update(row["id"] for row in await cursor.fetchall())
+            if not cursor.nextset():
+                break
+        by_config: dict[str, list[tuple[SourceDocument, PassageTerms]]] = {}
+        for item in extracted:
+            if item.terms is not None and item.document_id in saved:
+                by_config.setdefault(item.terms.config, []).append(
+                    (item.terms.document, item.terms.terms)
+                )
+        for config, documents in by_config.items():
+            await prefilter.store_many_terms(conn, config, documents)
+    if saved:
         await execute(
-            conn, "notify_document_ready", channel=READY_CHANNEL, document_id=str(document_id)
+            conn,
+            "notify_documents_ready",
+            channel=READY_CHANNEL,
+            document_ids=[str(item.document_id) for item in extracted if item.document_id in saved],
         )
-    return row is not None
+    return saved
+
+
+def _extraction_values(item: Extracted) -> dict[str, object]:
+    extraction = item.extraction
+    markdown = stored_markdown(extraction)
+    return {
+        "document_id": item.document_id,
+        "markdown": markdown,
+        "content_hash": content_hash(markdown),
+        "kind": extraction.kind,
+        "content_type": KIND_CONTENT_TYPES[extraction.kind],
+        "page_count": extraction.page_count,
+        "warnings": [warning.replace("\x00", "\ufffd") for warning in extraction.warnings],
+        "ocr_pages": list(extraction.ocr_pages),
+        "figures": figures.stored(extraction.figures),
+        "ocr_lines": Jsonb(to_wire(list(extraction.ocr_lines))),
+    }
 
 
 async def save_failure(conn: Connection, document_id: UUID, code: str, message: str) -> None:

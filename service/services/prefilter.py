@@ -23,7 +23,7 @@ row an OR query matches; measured on 100,000 passages (``../shared/probes``) it 
 BM25's top 100 at 929 ms p50, where BM25 summed over postings kept all of them at ~170-210 ms.
 
 Kept in sync by the database: the terms are written in the transaction that stores the
-document's text (:func:`store_terms`, from :func:`service.services.extraction.save_extraction`),
+document's text (:func:`store_many_terms`, from :func:`service.services.extraction.save_extractions`),
 and a trigger drops them in the transaction that changes the text, status or project (delete
 cascades); storing them locks the document's row until commit, so a change racing the backfill
 waits and then drops them. A stored row is thus only ever of a ready document with that text,
@@ -102,23 +102,39 @@ async def store_terms(
 ) -> bool:
     """Replace the document's stored terms; ``False`` when it is no longer ready with this
     text (then nothing is stored). Run it in the transaction that stored the text."""
-    await execute(conn, "forget_lexical_document", document_id=UUID(document.id))
-    lengths = [len(words) for words in terms.terms]
-    row = await fetch_one(
+    return document.id in await store_many_terms(conn, config, [(document, terms)])
+
+
+async def store_many_terms(
+    conn: Connection, config: str, documents: Sequence[tuple[SourceDocument, PassageTerms]]
+) -> set[str]:
+    """Replace these documents' stored terms, in three statements whatever their number (the
+    triggers that keep ``lexical_terms`` run once); the ids of those stored, leaving out any
+    no longer ready with this text. Run it in the transaction that stored the texts."""
+    if not documents:
+        return set()
+    ids = [UUID(document.id) for document, _ in documents]
+    await execute(conn, "forget_lexical_documents", document_ids=ids)
+    rows = await fetch_all(
         conn,
-        "store_lexical_document",
-        document_id=UUID(document.id),
-        content_hash=document.content_hash,
+        "store_lexical_documents",
         config=config,
-        language=terms.language,
-        passages=len(lengths),
-        terms=sum(lengths),
+        document_ids=ids,
+        content_hashes=[document.content_hash for document, _ in documents],
+        languages=[terms.language for _, terms in documents],
+        passages=[len(terms.terms) for _, terms in documents],
+        terms=[sum(map(len, terms.terms)) for _, terms in documents],
     )
-    if row is None:
-        return False
-    async with conn.cursor().copy(queries["copy_lexical_postings"]) as copy:
-        await copy.write(postings_copy_text(str(row["project_id"]), document.id, terms))
-    return True
+    projects = {str(row["document_id"]): str(row["project_id"]) for row in rows}
+    postings = "".join(
+        postings_copy_text(projects[document.id], document.id, terms)
+        for document, terms in documents
+        if document.id in projects
+    )
+    if postings:
+        async with conn.cursor().copy(queries["copy_lexical_postings"]) as copy:
+            await copy.write(postings)
+    return set(projects)
 
 
 def postings_copy_text(project_id: str, document_id: str, terms: PassageTerms) -> str:

@@ -73,7 +73,8 @@ SYNC_PATH_INDEX = "documents_project_sync_path_key"
 """The unique index of a project's synced files' paths (sql/schema.sql)."""
 
 
-def _name_taken(name: str) -> DuplicateDocumentName:
+def name_taken(name: str) -> DuplicateDocumentName:
+    """The refusal of a file whose name a document of the project already has."""
     return DuplicateDocumentName(
         f"A document named {name!r} is already in this project; rename the file or delete the old one."
     )
@@ -82,7 +83,42 @@ def _name_taken(name: str) -> DuplicateDocumentName:
 async def ensure_name_is_free(conn: Connection, project_id: UUID, name: str) -> None:
     found = await fetch_one(conn, "fetch_document_by_name", project_id=project_id, name=name)
     if found is not None:
-        raise _name_taken(name)
+        raise name_taken(name)
+
+
+async def taken_names(conn: Connection, project_id: UUID, names: list[str]) -> set[str]:
+    """Those of ``names`` that a document of the project already has (each as given), by the
+    comparison :func:`ensure_name_is_free` makes."""
+    rows = await fetch_all(conn, "find_taken_document_names", project_id=project_id, names=names)
+    return {str(row["name"]) for row in rows}
+
+
+class StoredFile(NamedTuple):
+    """A checked file already in the blob store, for :func:`insert_ingested_documents`."""
+
+    name: str
+    content_type: str
+    size_bytes: int
+    object_key: str
+
+
+async def insert_ingested_documents(
+    conn: Connection, project_id: UUID, files: list[StoredFile]
+) -> dict[str, Document]:
+    """Insert the rows, claimed for extraction, of several files already in the store, in one
+    statement; the documents created by object key. A file left out lost its name to a
+    document of the project or to an earlier file of the list (the unique index decides, as
+    for one file): the caller deletes its original and refuses it with :func:`name_taken`."""
+    rows = await fetch_all(
+        conn,
+        "insert_ingested_documents",
+        project_id=project_id,
+        names=[file.name for file in files],
+        content_types=[file.content_type for file in files],
+        sizes=[file.size_bytes for file in files],
+        object_keys=[file.object_key for file in files],
+    )
+    return {str(row["object_key"]): Document.from_row(row) for row in rows}
 
 
 async def insert_stored_document(
@@ -108,7 +144,7 @@ async def insert_stored_document(
     """
     path_taken = {} if sync is None else {SYNC_PATH_INDEX: _path_taken(sync.path)}
     try:
-        with unique_violation_as(_name_taken(name), by_index=path_taken):
+        with unique_violation_as(name_taken(name), by_index=path_taken):
             row = await fetch_one(
                 conn,
                 query_name,
