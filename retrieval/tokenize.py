@@ -209,6 +209,10 @@ def cjk_terms(run: str, *, unigrams: bool) -> list[str]:
     return [*bigrams, *run] if unigrams else bigrams
 
 
+TERM_MEMO_WORDS = 200_000
+"""Words a tokenizer remembers the terms of (about 20 MB), then forgets all at once."""
+
+
 class Tokenizer:
     """Terms for BM25, and the ids passages' terms are stored as. Safe to share between threads.
 
@@ -257,6 +261,9 @@ class Tokenizer:
             f"tok{TOKENIZER_VERSION}:{self.language}:{stemming}:{stopwords}{spelling}{derived}"
         )
         """Everything that changes the terms: part of cache keys."""
+        self._term_memo: dict[str, str] = {}
+        """word -> its term (``""``: a stopword), up to :data:`TERM_MEMO_WORDS` words: folding
+        and stemming a word costs more than looking it up, and a corpus repeats its words."""
         self._ids: dict[str, int] = {}
         """term -> id (from 1); shared with ``share_ids_with``."""
         self._ids_lock: threading.Lock = threading.Lock()
@@ -341,7 +348,20 @@ class Tokenizer:
         return terms
 
     def _terms_of(self, words: list[str]) -> list[str]:
-        """Fold, drop stopwords (as ``""``) and stem non-CJK words."""
+        """Fold, drop stopwords (as ``""``) and stem non-CJK words, each word once a while
+        (:attr:`_term_memo`)."""
+        memo = self._term_memo
+        found = {word: memo.get(word) for word in words}
+        missing = [word for word, term in found.items() if term is None]
+        if missing:
+            new = dict(zip(missing, self._fold_and_stem(missing), strict=True))
+            found.update(new)
+            if len(memo) + len(new) > TERM_MEMO_WORDS:
+                memo.clear()  # another thread may be reading it: it keeps its own ``found``
+            memo.update(new)
+        return [found[word] or "" for word in words]
+
+    def _fold_and_stem(self, words: list[str]) -> list[str]:
         folded = [fold_accents(word) for word in words]
         if self.folds_spelling:
             folded = [fold_spelling(word) for word in folded]

@@ -113,7 +113,7 @@ async def ingest_files(
     return [result for result in results if result is not None]
 
 
-BATCH_FILES = 64
+BATCH_FILES = 256
 """Small text files :func:`ingest_batch` stores together, at most."""
 BATCH_BYTES = 8 * 1024 * 1024
 """Their bytes, at most (each is at most ``extraction.in_process_max_bytes``)."""
