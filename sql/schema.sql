@@ -53,9 +53,21 @@ CREATE INDEX uploads_project_id_idx ON uploads (project_id);
 CREATE INDEX uploads_sweepable_expires_at_idx ON uploads (expires_at)
     WHERE consumed_at IS NULL OR revoked_at IS NOT NULL;
 
+-- Time-ordered ids for documents (022_time_ordered_document_ids.sql): UUID version 7, so a
+-- new document's postings go to the end of each term's part of the index, not a random page.
+CREATE FUNCTION shortlist_uuid_v7() RETURNS uuid
+LANGUAGE sql VOLATILE PARALLEL SAFE
+RETURN encode(
+    set_bit(set_bit(
+        overlay(uuid_send(gen_random_uuid())
+                PLACING substring(int8send(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3)
+                FROM 1 FOR 6),
+        52, 1), 53, 1),
+    'hex')::uuid;
+
 -- One row per document: its whole extracted text lives here (TOASTed), once.
 CREATE TABLE documents (
-    id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    id             uuid PRIMARY KEY DEFAULT shortlist_uuid_v7(),
     project_id     uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
     name           text NOT NULL CHECK (length(btrim(name)) BETWEEN 1 AND 1000),
     content_type   text NOT NULL,

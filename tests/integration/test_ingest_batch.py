@@ -265,3 +265,39 @@ async def test_a_document_the_database_refuses_fails_alone(
         ("poison.md", "error", FAILED_CODE),
     ]
     await _check_counts(conn, owner.project.id)
+
+
+async def test_documents_get_time_ordered_ids(
+    runtime: Runtime, conn: psycopg.AsyncConnection[Any], tmp_path: Path
+) -> None:
+    """Migration 022: a new document's id is a UUID version 7 whose first 48 bits are its
+    creation time in milliseconds, so a later document's postings sort after an earlier
+    one's (through the batch's insert and a single file's alike)."""
+    async with connection(runtime.pool) as pooled:
+        owner = await users.create_user(pooled, "owner")
+        principal = await users.authenticate(pooled, owner.token)
+    alone = await ingest_file(
+        runtime, owner.project, note(tmp_path, "first.md", field_note(0)).path
+    )
+    batched = await ingest_files(
+        runtime,
+        principal,
+        owner.project,
+        [note(tmp_path, f"n{n}.md", field_note(n)) for n in range(5)],
+    )
+    rows = await _rows(
+        conn,
+        "SELECT id, (extract(epoch FROM created_at) * 1000)::bigint AS created_ms"
+        " FROM documents WHERE project_id = %s ORDER BY created_at, id",
+        owner.project.id,
+    )
+    assert len(rows) == 1 + len(batched)
+    assert alone.document is not None and rows[0]["id"] == alone.document.id
+    stamps = []
+    for row in rows:
+        document_id: UUID = row["id"]
+        assert document_id.version == 7
+        stamps.append(document_id.int >> 80)
+        assert abs(stamps[-1] - row["created_ms"]) < 5_000  # the row's own time, within 5 s
+    assert stamps == sorted(stamps)
+    assert len({row["id"] for row in rows}) == len(rows)
