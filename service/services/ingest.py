@@ -114,7 +114,9 @@ async def ingest_files(
 
 
 BATCH_FILES = 256
-"""Small text files :func:`ingest_batch` stores together, at most."""
+"""Small text files :func:`ingest_batch` stores together, at most: the more of them, the more
+of their postings share a term's index pages (four-page SciFact documents: 150 files/s at 256,
+120 at 64; ``bench/extract.py --suites ingest``)."""
 BATCH_BYTES = 8 * 1024 * 1024
 """Their bytes, at most (each is at most ``extraction.in_process_max_bytes``)."""
 
