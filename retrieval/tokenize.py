@@ -351,15 +351,16 @@ class Tokenizer:
         """Fold, drop stopwords (as ``""``) and stem non-CJK words, each word once a while
         (:attr:`_term_memo`)."""
         memo = self._term_memo
-        found = {word: memo.get(word) for word in words}
-        missing = [word for word, term in found.items() if term is None]
+        distinct = dict.fromkeys(words)
+        known = {word: term for word in distinct if (term := memo.get(word)) is not None}
+        missing = [word for word in distinct if word not in known]
         if missing:
             new = dict(zip(missing, self._fold_and_stem(missing), strict=True))
-            found.update(new)
+            known.update(new)
             if len(memo) + len(new) > TERM_MEMO_WORDS:
-                memo.clear()  # another thread may be reading it: it keeps its own ``found``
+                memo.clear()  # another thread may be reading it: ``known`` is this call's own
             memo.update(new)
-        return [found[word] or "" for word in words]
+        return [known[word] for word in words]
 
     def _fold_and_stem(self, words: list[str]) -> list[str]:
         folded = [fold_accents(word) for word in words]

@@ -261,14 +261,13 @@ async def save_batch(
     """Extract the batch's claimed documents in one worker-thread call and save the outcomes."""
     extracted = await anyio.to_thread.run_sync(_extract_all, runtime, documents)
     outcomes: dict[UUID, Outcome] = {}
-    successes: list[Extracted] = []
-    for document_id, result in extracted:
-        if isinstance(result, ExtractionError):
-            async with connection(runtime.pool) as conn:
-                await save_failure(conn, document_id, result.code, result.message)
-            outcomes[document_id] = Outcome(document_id, "error", result.code, result.message)
-        else:
-            successes.append(result)
+    successes = [result for _, result in extracted if isinstance(result, Extracted)]
+    failures = [(i, result) for i, result in extracted if isinstance(result, ExtractionError)]
+    if failures:
+        async with connection(runtime.pool) as conn:
+            for document_id, error in failures:
+                await save_failure(conn, document_id, error.code, error.message)
+                outcomes[document_id] = Outcome(document_id, "error", error.code, error.message)
     try:
         async with connection(runtime.pool) as conn:
             saved = await save_extractions(conn, successes)

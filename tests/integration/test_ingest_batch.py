@@ -47,14 +47,6 @@ async def runtime(settings: Settings) -> AsyncIterator[Runtime]:
         yield opened
 
 
-@pytest.fixture
-async def conn(db_url: str) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-    async with await psycopg.AsyncConnection.connect(
-        db_url, autocommit=True, row_factory=dict_row
-    ) as connection_:
-        yield connection_
-
-
 async def _rows(conn: psycopg.AsyncConnection[Any], sql: str, *params: object) -> list[Any]:
     return await (await conn.execute(sql, params)).fetchall()  # type: ignore[arg-type]
 

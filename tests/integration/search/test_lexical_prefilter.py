@@ -136,14 +136,6 @@ async def _backfill(runtime: Runtime) -> None:
         pass
 
 
-@pytest.fixture
-async def conn(db_url: str) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-    async with await psycopg.AsyncConnection.connect(
-        db_url, autocommit=True, row_factory=dict_row
-    ) as connection:
-        yield connection
-
-
 async def _project(
     db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any], name: str, **search: object
 ) -> AsyncIterator[Project]:
