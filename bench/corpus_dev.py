@@ -54,7 +54,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -66,6 +66,7 @@ from extract.types import ExtractionLimits, OcrOptions
 from retrieval.errors import InvalidLabel
 from retrieval.evaluation import LabelledQuestion, parse_line
 from retrieval.rerankers.local import LocalReranker
+from retrieval.rerankers.vector_cache import VectorCache
 from retrieval.types import SourceDocument
 from tests.support.paths import CORPUS_DIR
 
@@ -292,30 +293,57 @@ def load_documents() -> list[SourceDocument]:
 
 
 def warm_vectors(local: LocalReranker, passages: Iterable[tuple[str, str]], name: str) -> int:
-    """Put the ``(key, text)`` passages' vectors in ``local``'s cache, reusing a bench-only
-    file under :data:`CACHE_DIR` (``{name}-minilm-{max_tokens}.npz``); returns how many were
-    embedded now.
+    """Put the ``(key, text)`` passages' MiniLM vectors in ``local``'s cache, reusing a
+    bench-only file under :data:`CACHE_DIR` (``{name}-minilm-{max_tokens}.npz``); returns how
+    many were embedded now.
 
     The reranker itself never persists vectors: this only spares repeated bench runs
     the 7 s per 100 passages embedding costs.
     """
-    path = CACHE_DIR / f"{name}-minilm-{local.max_tokens}.npz"
     pending = dict(passages)
-    if path.exists():
-        saved = np.load(path)
-        local.cache.put_many(
-            local.model_id, zip(saved["keys"].tolist(), saved["vectors"], strict=True)
-        )
-    embedded = local.warm(pending.items())
-    if embedded:
+    path = CACHE_DIR / f"{name}-minilm-{local.max_tokens}.npz"
+    return _with_saved_vectors(
+        local.cache, {local.model_id: path}, pending, lambda: local.warm(pending.items())
+    )
+
+
+def warm_multilingual(local: LocalReranker, passages: Iterable[tuple[str, str]], name: str) -> int:
+    """:func:`warm_vectors` for the multilingual vectors of ``passages`` (those of documents not
+    in English), in ``{name}-e5-{max_tokens}.npz`` (about 30 CPU s per 100 passages)."""
+    matcher = local.matcher
+    if matcher is None:
+        return 0
+    pending = dict(passages)
+    path = CACHE_DIR / f"{name}-e5-{local.max_tokens}.npz"
+    return _with_saved_vectors(
+        local.cache,
+        {matcher.model_id: path},
+        pending,
+        lambda: local.warm_across_languages(pending.items()),
+    )
+
+
+def _with_saved_vectors(
+    cache: VectorCache, files: dict[str, Path], pending: dict[str, str], work: Callable[[], int]
+) -> int:
+    """Load each model's saved vectors into ``cache``, run ``work``, and save what it added."""
+    for model_id, path in files.items():
+        if path.exists():
+            saved = np.load(path)
+            cache.put_many(model_id, zip(saved["keys"].tolist(), saved["vectors"], strict=True))
+    embedded = work()
+    if not embedded:
+        return 0
+    for model_id, path in files.items():
         known: dict[str, npt.NDArray[np.float32]] = {}
         if path.exists():
             saved = np.load(path)
             known.update(zip(saved["keys"].tolist(), saved["vectors"], strict=True))
-        known.update(local.cache.get_many(local.model_id, pending))
-        CACHE_DIR.mkdir(parents=True, exist_ok=True)
-        keys = list(known)
-        np.savez(path, keys=np.array(keys), vectors=np.stack([known[key] for key in keys]))
+        known.update(cache.get_many(model_id, pending))
+        if known:
+            CACHE_DIR.mkdir(parents=True, exist_ok=True)
+            keys = list(known)
+            np.savez(path, keys=np.array(keys), vectors=np.stack([known[key] for key in keys]))
     return embedded
 
 

@@ -62,7 +62,14 @@ import bm25s
 import numpy as np
 import numpy.typing as npt
 
-from bench.corpus_dev import Fold, Question, load_documents, load_questions, warm_vectors
+from bench.corpus_dev import (
+    Fold,
+    Question,
+    load_documents,
+    load_questions,
+    warm_multilingual,
+    warm_vectors,
+)
 from retrieval.evaluation import CUTOFFS, TOP_K, Outcome, Scores, outcome, score, score_by_kind
 from retrieval.index import ChunkIndex
 from retrieval.pipeline import search
@@ -267,6 +274,8 @@ def development_set(local: LocalReranker, fold: Fold | None) -> None:
     passages = [passage for ref in refs for passage in index.reader_passages(ref)]
     started = time.monotonic()
     embedded = warm_vectors(local, candidate_passages(index, refs, questions), "corpus-dev")
+    other = [passage for ref in refs for passage in index.other_language_passages(ref)]
+    embedded += warm_multilingual(local, other, "corpus-dev")
     warm_seconds = time.monotonic() - started
     cpu_before = resource.getrusage(resource.RUSAGE_SELF)
     wall_before = time.monotonic()

@@ -72,6 +72,8 @@ class IndexedDocument(NamedTuple):
     content_terms: tuple[int, ...] = ()
     """Per chunk, how many terms its own text has (its context and breadcrumb not counted):
     what :func:`retrieval.noise.thinness` reads."""
+    written_in: str = DEFAULT_LANGUAGE
+    """The language its text is written in (:meth:`ChunkIndex.written_language`)."""
 
     def reader_text(self, ordinal: int) -> str:
         """What BM25 and the reranker read for chunk ``ordinal``: context, breadcrumb, text
@@ -145,6 +147,7 @@ class ChunkedDocument(NamedTuple):
     reader_prefixes: tuple[str, ...]
     reader_keys: tuple[str, ...]
     noise: PassageNoise
+    written_in: str
 
     def reader_text(self, ordinal: int) -> str:
         return self.reader_prefixes[ordinal] + self.chunks[ordinal].passage
@@ -234,12 +237,23 @@ class ChunkIndex:
 
     def document_language(self, markdown: str) -> str:
         """The language a document's passages are stemmed with."""
+        return self._stemmed(self.written_language(markdown))
+
+    def written_language(self, markdown: str) -> str:
+        """The language a document is written in, as detected (``chinese``, ``japanese`` and
+        ``korean`` included, which are tokenised into bigrams rather than stemmed); the default
+        language when the text does not say, or when languages are not detected. What a
+        multilingual model reads documents of other languages than a query's by
+        (:mod:`retrieval.rerankers.cross_lingual`)."""
         if not self.detects_language:
             return self.tokenizer.language
         detected = detect_language(without_page_markers(markdown[: 2 * SAMPLE_CHARS]))
-        if detected is None or detected in CJK_LANGUAGES or detected not in STEMMED_LANGUAGES:
+        return detected or self.tokenizer.language
+
+    def _stemmed(self, written: str) -> str:
+        if written in CJK_LANGUAGES or written not in STEMMED_LANGUAGES:
             return self.tokenizer.language
-        return detected
+        return written
 
     def query_terms(self, query: str, documents: Sequence[CachedDocument]) -> QueryTerms:
         """The query's terms under the tokenizer of every language among ``documents``.
@@ -273,7 +287,7 @@ class ChunkIndex:
     def passage_terms(self, doc: SourceDocument) -> PassageTerms:
         """Each chunk's terms exactly as this cache scores them (context, breadcrumb, text),
         without caching anything: for a lexical index kept outside the process."""
-        chunks, language, prefixes = self._chunked(doc)
+        chunks, language, _, prefixes = self._chunked(doc)
         tokenizer = self.tokenizer_for(language)
         texts = [prefix + c.passage for prefix, c in zip(prefixes, chunks, strict=True)]
         return PassageTerms(language, [tokenizer.document_terms(text) for text in texts])
@@ -339,6 +353,19 @@ class ChunkIndex:
         document = self.chunked_documents([ref])[0]
         return [document.reader_passage(ordinal) for ordinal in range(len(document.chunks))]
 
+    def in_other_language(self, document: CachedDocument) -> bool:
+        """Whether ``document`` is written in another language than the default one: the
+        documents whose passages a multilingual model reads
+        (:mod:`retrieval.rerankers.cross_lingual`)."""
+        return document.written_in != self.tokenizer.language
+
+    def other_language_passages(self, ref: DocumentRef) -> list[tuple[str, str]]:
+        """:meth:`reader_passages` of a cached document :meth:`in_other_language`, else none."""
+        document = self.chunked_documents([ref])[0]
+        if not self.in_other_language(document):
+            return []
+        return [document.reader_passage(ordinal) for ordinal in range(len(document.chunks))]
+
     def documents(
         self,
         refs: Sequence[DocumentRef],
@@ -377,7 +404,11 @@ class ChunkIndex:
         if isinstance(document, IndexedDocument):
             return document
         entry = self._indexed(
-            document.ref, document.chunks, document.language, document.reader_prefixes
+            document.ref,
+            document.chunks,
+            document.language,
+            document.reader_prefixes,
+            document.written_in,
         )
         found, _, _ = self._insert_and_find({self.key(document.ref): entry}, [document.ref], True)
         (cached,) = found
@@ -404,7 +435,7 @@ class ChunkIndex:
             found, absent, partial = self._insert_and_find(fresh, _unique(refs), whole)
             for entry in partial:  # chunked only: made whole from its own chunks
                 fresh[self.key(entry.ref)] = self._indexed(
-                    entry.ref, entry.chunks, entry.language, entry.reader_prefixes
+                    entry.ref, entry.chunks, entry.language, entry.reader_prefixes, entry.written_in
                 )
             # A provided document seen as cached may have been evicted since: build it now.
             unbuilt = [self.key(ref) for ref in absent if self.key(ref) in provided]
@@ -463,11 +494,12 @@ class ChunkIndex:
 
     def _chunked(
         self, doc: SourceDocument, language: str | None = None
-    ) -> tuple[tuple[Chunk, ...], str, tuple[str, ...]]:
-        """A document's chunks, language (detected unless given) and per-chunk context
-        prefixes."""
+    ) -> tuple[tuple[Chunk, ...], str, str, tuple[str, ...]]:
+        """A document's chunks, stemming language (detected unless given), written language
+        and per-chunk context prefixes."""
         chunks = tuple(chunk_markdown(doc.id, doc.markdown, chunk_size=self.chunk_size))
-        language = language or self.document_language(doc.markdown)
+        written = self.written_language(doc.markdown)
+        language = language or self._stemmed(written)
         context = document_context(doc.name, doc.markdown)
         by_heading: dict[str, str] = {}  # one string per distinct prefix, worked out once
         shared: dict[str, str] = {}
@@ -475,15 +507,15 @@ class ChunkIndex:
             if chunk.heading not in by_heading:
                 prefix = context_prefix(context, chunk.heading)
                 by_heading[chunk.heading] = shared.setdefault(prefix, prefix)
-        return chunks, language, tuple(by_heading[chunk.heading] for chunk in chunks)
+        return chunks, language, written, tuple(by_heading[chunk.heading] for chunk in chunks)
 
     def _build(
         self, doc: SourceDocument, language: str | None = None, whole: bool = True
     ) -> CachedDocument:
-        chunks, language, prefixes = self._chunked(doc, language)
+        chunks, language, written, prefixes = self._chunked(doc, language)
         if whole:
-            return self._indexed(doc.ref, chunks, language, prefixes)
-        return self._chunked_only(doc.ref, chunks, language, prefixes)
+            return self._indexed(doc.ref, chunks, language, prefixes, written)
+        return self._chunked_only(doc.ref, chunks, language, prefixes, written)
 
     def _chunked_only(
         self,
@@ -491,12 +523,13 @@ class ChunkIndex:
         chunks: tuple[Chunk, ...],
         language: str,
         prefixes: tuple[str, ...],
+        written: str,
     ) -> ChunkedDocument:
         keys = frozenset(chunk.key for chunk in chunks)
         nbytes = _chunks_nbytes(chunks, prefixes, keys) + _NOISE_BYTES * len(chunks)
         return ChunkedDocument(
             ref, chunks, nbytes, language, keys, prefixes, _reader_keys(chunks, prefixes),
-            PassageNoise(self.tokenizer_for(language), chunks, prefixes),
+            PassageNoise(self.tokenizer_for(language), chunks, prefixes), written,
         )  # fmt: skip
 
     def _indexed(
@@ -505,6 +538,7 @@ class ChunkIndex:
         chunks: tuple[Chunk, ...],
         language: str,
         prefixes: tuple[str, ...],
+        written: str,
     ) -> IndexedDocument:
         tokenizer = self.tokenizer_for(language)
         texts = [prefix + c.passage for prefix, c in zip(prefixes, chunks, strict=True)]
@@ -522,7 +556,7 @@ class ChunkIndex:
         nbytes = terms.nbytes + _chunks_nbytes(chunks, prefixes, keys) + 8 * len(chunks)
         return IndexedDocument(
             ref, chunks, terms, nbytes, language, density, keys, prefixes,
-            _reader_keys(chunks, prefixes), content,
+            _reader_keys(chunks, prefixes), content, written,
         )  # fmt: skip
 
     def _evict(self) -> None:

@@ -26,9 +26,11 @@ from retrieval.document_questions import (
 )
 from retrieval.errors import EmptyQuery, InvalidSearchParameter, QueryTooLong
 from retrieval.highlights import WordMarker
+from retrieval.language import detect_language
 from retrieval.near_duplicates import collapse
 from retrieval.noise import demotion, look_alikes, thin_demotion, thinness
 from retrieval.relevance import SECTION_RELEVANCE, clamp, insufficient_evidence, lexical_relevance
+from retrieval.rerankers.base import CrossLingualReranker
 from retrieval.shortlist import (
     DEFAULT_KEEP,
     DEFAULT_MAX_CANDIDATES,
@@ -128,6 +130,7 @@ def search(
     sections: dict[int, tuple[int, int]] = {}
     if asked is not None:
         picked, sections = _with_sections(index, indexed, picked, asked)
+    picked, crossed, crossed_place = _with_cross_lingual(reranker, index, query, indexed, picked)
     shortlisted = time.perf_counter()
     chunks = [indexed[entry.document].chunks[entry.ordinal] for entry in picked.entries]
     candidates = [
@@ -146,9 +149,14 @@ def search(
     ran_clean = reranked.reranked and not warnings
     unscored = set(reranked.unscored) if ran_clean else set(range(len(candidates)))
     # A passage that shares no query word and that the reranker did not score is filler, not an
-    # answer: shown only when a query word (BM25), the reranker or a section question put it
-    # forward. With no word matched and no score, nothing is shown (and the warning says so).
-    order = [i for i in order if candidates[i].bm25 > 0 or i in sections or i not in unscored]
+    # answer: shown only when a query word (BM25), the reranker, a section question or the
+    # multilingual model put it forward. With no word matched and no score, nothing is shown
+    # (and the warning says so).
+    order = [
+        i
+        for i in order
+        if candidates[i].bm25 > 0 or i in sections or i in crossed or i not in unscored
+    ]
     by_reranker = any(i not in unscored and candidates[i].bm25 == 0 for i in order)
     relevance = _relevance(reranked, candidates)
     densities = [
@@ -175,6 +183,8 @@ def search(
             else value
             for i, value in enumerate(relevance)
         ]
+    if crossed:
+        order = _placed_across_languages(order, crossed, crossed_place)
     sides = comparison_sides(query)
     if sides is not None and candidates:
         order = _balance(index, indexed, picked, order, sides)
@@ -322,6 +332,59 @@ def _with_sections(
                 entries.append(ShortlistEntry(document, ordinal, 0.0, 0.0))
             sections[at] = (place, rank)
     return picked._replace(entries=entries), sections
+
+
+def _with_cross_lingual(
+    reranker: Reranker,
+    index: ChunkIndex,
+    query: str,
+    indexed: Sequence[CachedDocument],
+    picked: Shortlist,
+) -> tuple[Shortlist, dict[int, float], int]:
+    """The shortlist with the passages the reranker's multilingual model found in documents
+    written in another language than the query's and than the default one (BM25 cannot find
+    them: its terms are the query's words), each such candidate position's margin, and the
+    place they go to. Only the searched documents are looked at: with the prefilter (#28),
+    those BM25 found."""
+    if not isinstance(reranker, CrossLingualReranker):
+        return picked, {}, 0
+    asked_in = detect_language(query) or index.tokenizer.language
+    places = [
+        (document, n)
+        for document, doc in enumerate(indexed)
+        if index.in_other_language(doc) and doc.written_in != asked_in
+        for n in range(len(doc.chunks))
+    ]
+    if not places:
+        return picked, {}, 0
+    keys = [indexed[document].reader_keys[n] for document, n in places]
+    found = reranker.cross_lingual(
+        query, keys, lambda n: indexed[places[n][0]].reader_text(places[n][1])
+    )
+    if not found.matches:
+        return picked, {}, 0
+    position = {(entry.document, entry.ordinal): n for n, entry in enumerate(picked.entries)}
+    entries = list(picked.entries)
+    crossed: dict[int, float] = {}
+    for match in found.matches:
+        document, ordinal = places[match.position]
+        at = position.get((document, ordinal))
+        if at is None:
+            at = len(entries)
+            entries.append(ShortlistEntry(document, ordinal, 0.0, 0.0))
+        crossed[at] = match.margin
+    return picked._replace(entries=entries), crossed, found.place
+
+
+def _placed_across_languages(
+    order: list[int], crossed: Mapping[int, float], place: int
+) -> list[int]:
+    """``order`` with the passages found across languages moved up to ``place`` and below,
+    best margin first; one already higher stays where it is."""
+    above = order[: place - 1]
+    moved = [i for i in sorted(crossed, key=lambda i: -crossed[i]) if i not in above]
+    rest = [i for i in order if i not in moved]
+    return [*rest[: place - 1], *moved, *rest[place - 1 :]]
 
 
 def _from_prefilter(

@@ -31,6 +31,26 @@ class Candidate(NamedTuple):
     (:func:`retrieval.shortlist.term_coverage`): comparable across queries, unlike ``bm25``."""
 
 
+class CrossLingualMatch(NamedTuple):
+    """A passage written in another language than the query's, and how close a multilingual
+    model puts it (:mod:`retrieval.rerankers.cross_lingual`)."""
+
+    position: int
+    """Its place among the passage keys the reranker was given."""
+    cosine: float
+    margin: float
+    """Its cosine less the median cosine of every such passage searched: how far it stands
+    out (the model's raw cosines sit in a narrow band that moves with the question)."""
+
+
+class AcrossLanguages(NamedTuple):
+    """What a reranker's multilingual model adds to a search: the passages it found in other
+    languages than the query's, best first, and the place in the results they go to."""
+
+    matches: tuple[CrossLingualMatch, ...] = ()
+    place: int = 2
+
+
 class RerankResult(NamedTuple):
     """What a reranker answers. A reranker never raises: failures are values."""
 

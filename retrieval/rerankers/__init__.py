@@ -8,6 +8,7 @@ from retrieval.rerankers.base import (
     LOCAL_MAX_TOKENS,
     RERANKER_KINDS,
     ClosableReranker,
+    CrossLingualReranker,
     GuardedReranker,
     LoadableReranker,
     Reranker,
@@ -25,6 +26,7 @@ __all__ = [
     "RERANKER_KINDS",
     "ClosableReranker",
     "CohereOptions",
+    "CrossLingualReranker",
     "GuardedReranker",
     "LoadableReranker",
     "LocalOptions",
@@ -65,6 +67,7 @@ class LocalOptions(TypedDict, total=False):
     cache_max_bytes: int
     warm_threads: int | None
     embed_budget: float | None
+    cross_lingual: bool
 
 
 class _AnyOptions(CohereOptions, LocalOptions, total=False):

@@ -7,11 +7,11 @@ by probing attributes, the way blob stores declare ``MultipartBlobStore``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal, Protocol, get_args, runtime_checkable
 
 from retrieval.rerankers.circuit import CircuitBreaker
-from retrieval.types import Candidate, RerankResult
+from retrieval.types import AcrossLanguages, Candidate, RerankResult
 
 RerankerKind = Literal["cohere", "local", "none"]
 """The rerankers :func:`~retrieval.rerankers.make_reranker` builds."""
@@ -21,6 +21,16 @@ RERANKER_KINDS: tuple[RerankerKind, ...] = get_args(RerankerKind)
 LOCAL_MAX_TOKENS = 256
 """Word pieces of a passage the local model reads by default (issue #25: 256 beat 128 on
 every quality measure taken, for about twice the embedding CPU; ``bench/embed_cost.py``)."""
+
+CROSS_LINGUAL_MARGIN = 0.08
+"""A passage in another language joins the results only when its cosine stands this far above
+the median of such passages (:attr:`~retrieval.types.CrossLingualMatch.margin`). Chosen on the
+development set's tuning fold (``bench/cross_lingual.py``)."""
+
+CROSS_LINGUAL_PLACE = 2
+"""Where such a passage goes in the results: second, below the best passage found in the
+question's own language, so a question that BM25 answers keeps its first hit (tuning fold,
+``bench/cross_lingual.py``)."""
 
 
 class Reranker(Protocol):
@@ -54,6 +64,35 @@ class WarmableReranker(Reranker, Protocol):
     @property
     def evictions(self) -> int:
         """How many prepared passages it has dropped since start (grows, never shrinks)."""
+        ...
+
+
+@runtime_checkable
+class CrossLingualReranker(Reranker, Protocol):
+    """A reranker that can find passages written in another language than the query's, which
+    BM25 cannot (the local model's multilingual vectors, :mod:`retrieval.rerankers.cross_lingual`)."""
+
+    def cross_lingual(
+        self, query: str, keys: Sequence[str], text_of: Callable[[int], str]
+    ) -> AcrossLanguages:
+        """The passages among ``keys`` in another language than ``query``'s that stand out as
+        closest to it, best first, and where they go; ``text_of(position)`` is a passage's
+        text, read only for passages the reranker has to look at (a one-shot search, which
+        prepares every passage)."""
+        ...
+
+    def warm_across_languages(self, passages: Iterable[tuple[str, str]]) -> int:
+        """Prepare the ``(key, text)`` passages for :meth:`cross_lingual`; how many needed work."""
+        ...
+
+    def uncached_across_languages(self, keys: Iterable[str]) -> list[str]:
+        """Those of ``keys`` not prepared for :meth:`cross_lingual` yet."""
+        ...
+
+    @property
+    def cross_lingual_error(self) -> str | None:
+        """Why passages in other languages cannot be found, once that is known (the model
+        could not load here); ``None`` otherwise."""
         ...
 
 

@@ -82,12 +82,13 @@ from pathlib import Path
 import numpy as np
 
 from retrieval.relevance import lexical_relevance, local_relevance
-from retrieval.rerankers.base import LOCAL_MAX_TOKENS
+from retrieval.rerankers.base import CROSS_LINGUAL_MARGIN, CROSS_LINGUAL_PLACE, LOCAL_MAX_TOKENS
+from retrieval.rerankers.cross_lingual import CrossLingualMatcher
 from retrieval.rerankers.embedder import MiniLMEmbedder
 from retrieval.rerankers.fallback import bm25_order
 from retrieval.rerankers.fusion import linear_fusion
 from retrieval.rerankers.vector_cache import Vector, VectorCache
-from retrieval.types import Candidate, RerankResult
+from retrieval.types import AcrossLanguages, Candidate, RerankResult
 
 BM25_WEIGHT = 0.5
 """Share of the fused score that comes from BM25 (chosen on training data, see above)."""
@@ -124,6 +125,9 @@ class LocalReranker:
         cache_max_entries: int = 100_000,
         cache_max_bytes: int = 256 * 1024 * 1024,
         clock: Callable[[], float] = time.monotonic,
+        cross_lingual: bool = True,
+        cross_lingual_margin: float = CROSS_LINGUAL_MARGIN,
+        cross_lingual_place: int = CROSS_LINGUAL_PLACE,
     ) -> None:
         """
         Args:
@@ -148,6 +152,12 @@ class LocalReranker:
                 embedding budget is spent against and the speed estimate is measured
                 with (``time.monotonic``, the pipeline's clock; a test passes a
                 simulated one so that its figures do not depend on the machine's load).
+            cross_lingual: Whether passages not in English also get multilingual vectors, so
+                that a search finds them from a question in another language
+                (:mod:`retrieval.rerankers.cross_lingual`; warmed with the MiniLM vectors).
+            cross_lingual_margin: How far above the median such a passage's cosine must
+                stand to join the results.
+            cross_lingual_place: The place in the results such passages go to (1: first).
 
         The model is loaded on first use (``rerank`` or ``warm``), not here.
         """
@@ -163,6 +173,8 @@ class LocalReranker:
             raise ValueError("embed_budget must be at least 0 seconds")
         if query_cache_entries < 0:
             raise ValueError("query_cache_entries must be at least 0")
+        if cross_lingual_place < 1:
+            raise ValueError("cross_lingual_place must be at least 1")
         self.model_path = model_path
         self.tokenizer_path = tokenizer_path
         self.bm25_weight = bm25_weight
@@ -174,6 +186,14 @@ class LocalReranker:
         self.embed_budget = embed_budget
         self.query_cache_entries = query_cache_entries
         self.cache = VectorCache(max_entries=cache_max_entries, max_bytes=cache_max_bytes)
+        self.matcher = (
+            CrossLingualMatcher(self.cache, max_tokens=max_tokens, batch_size=batch_size)
+            if cross_lingual
+            else None
+        )
+        """Multilingual vectors of the passages not in English (``None``: not looked for)."""
+        self.cross_lingual_margin = cross_lingual_margin
+        self.cross_lingual_place = cross_lingual_place
         self.clock = clock
         self.passages_embedded = 0
         """How many passages this reranker has run through the model (not cache hits)."""
@@ -262,6 +282,44 @@ class LocalReranker:
         for start in range(0, len(todo), self.batch_size):
             self._embed_and_cache(embedder, todo[start : start + self.batch_size], measure=False)
         return len(todo)
+
+    def warm_across_languages(self, passages: Iterable[tuple[str, str]]) -> int:
+        """Give the ``(key, text)`` passages (of documents in another language than the default)
+        their multilingual vectors; returns how many were embedded. Runs in the calling thread."""
+        if self.matcher is None:
+            return 0
+        return self.matcher.warm(passages)
+
+    def uncached_across_languages(self, keys: Iterable[str]) -> list[str]:
+        """Those of ``keys`` with no multilingual vector yet (all of them without a matcher)."""
+        if self.matcher is None:
+            return list(keys)
+        return self.matcher.uncached(keys)
+
+    @property
+    def cross_lingual_error(self) -> str | None:
+        """Why the multilingual model could not be loaded, once it was tried; else ``None``."""
+        return None if self.matcher is None else self.matcher.load_error
+
+    def cross_lingual(
+        self, query: str, keys: Sequence[str], text_of: Callable[[int], str]
+    ) -> AcrossLanguages:
+        """The passages among ``keys`` (of documents in another language than the query's and
+        the default one) whose multilingual cosine stands at least ``cross_lingual_margin``
+        above the median of theirs, best first. With no embedding budget (a one-shot search)
+        every one is embedded first; otherwise only those the warm-up has reached are searched."""
+        place = self.cross_lingual_place
+        if self.matcher is None or not keys:
+            return AcrossLanguages((), place)
+        try:
+            if self.embed_budget is None:
+                self.matcher.warm((key, text_of(n)) for n, key in enumerate(keys))
+            found = self.matcher.matches(query, keys)
+        except Exception:  # an engine failure costs the extra passages, never the search
+            return AcrossLanguages((), place)
+        return AcrossLanguages(
+            tuple(match for match in found if match.margin >= self.cross_lingual_margin), place
+        )
 
     def rerank(
         self, query: str, candidates: Sequence[Candidate], *, deadline: float

@@ -28,6 +28,7 @@ from retrieval import search as retrieve
 from retrieval.pipeline import validate_query
 from retrieval.rerankers import (
     ClosableReranker,
+    CrossLingualReranker,
     LoadableReranker,
     Reranker,
     WarmableReranker,
@@ -210,7 +211,10 @@ def build_reranker(settings: Settings, *, score_every_candidate: bool = False) -
     if kind == "local":
         budget = None if score_every_candidate else settings.search.local_embed_budget
         return make_reranker(
-            "local", embed_budget=budget, max_tokens=settings.search.local_max_tokens
+            "local",
+            embed_budget=budget,
+            max_tokens=settings.search.local_max_tokens,
+            cross_lingual=settings.search.cross_lingual,
         )
     return make_reranker(kind)
 
@@ -271,6 +275,8 @@ class SearchEngine:
         if isinstance(reranker, LoadableReranker) and reranker.load() is None:
             reason = reranker.load_error or "the local model could not be loaded"
             return False, f"{reason}; results come back in BM25 order"
+        if isinstance(reranker, CrossLingualReranker) and reranker.cross_lingual_error:
+            return True, f"{reranker.name}; across languages off: {reranker.cross_lingual_error}"
         return True, self.reranker.name
 
     @property

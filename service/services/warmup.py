@@ -47,7 +47,7 @@ from psycopg import sql as pgsql
 from psycopg.rows import dict_row
 
 from retrieval.errors import DocumentNotIndexed
-from retrieval.rerankers import WarmableReranker
+from retrieval.rerankers import CrossLingualReranker, WarmableReranker
 from retrieval.types import DocumentRef, SourceDocument
 from service.services import projects
 from service.services.extraction import READY_CHANNEL
@@ -406,7 +406,32 @@ class Warmup:
                 self.passages_embedded += embedded
             warm += len(batch)  # those a query embedded meanwhile are warm too
             self._report(job.project_id, warm, total)
+        if not self._warm_across_languages(job):
+            return
         self._finish(job, per_document, generation)
+
+    def _warm_across_languages(self, job: _Job) -> bool:
+        """Give the passages of the job's documents written in another language than the
+        default one their multilingual vectors (after every MiniLM vector: they serve questions
+        in other languages, the rarer case); ``False`` when the job was given up meanwhile."""
+        warmer = self.warmer
+        if not isinstance(warmer, CrossLingualReranker):
+            return True
+        passages: dict[str, str] = {}
+        for ref in job.refs.values():
+            with contextlib.suppress(DocumentNotIndexed):  # evicted: its next search loads it
+                passages.update(self.index.other_language_passages(ref))
+        missing = set(warmer.uncached_across_languages(passages))
+        todo = sorted(
+            ((k, t) for k, t in passages.items() if k in missing), key=lambda p: len(p[1])
+        )
+        for start in range(0, len(todo), self.batch_size):
+            if not self._step(job):
+                return False
+            embedded = warmer.warm_across_languages(todo[start : start + self.batch_size])
+            with self._changed:
+                self.passages_embedded += embedded
+        return True
 
     def _passages(
         self, refs: Iterable[DocumentRef]

@@ -387,3 +387,32 @@ def test_queries_keep_scoring_while_thousands_of_passages_warm_and_the_warm_up_w
     for during, result in answers:
         assert during <= batch, f"the warm-up embedded {during} passages during one query"
         assert result.unscored < result.candidates, "a query scored nothing: starved"
+
+
+def test_documents_in_another_language_get_their_multilingual_vectors_too() -> None:
+    german = (
+        "<!-- page 1 -->\n# Prüfbericht\n\nDie fertige Erdgasleitung zwischen Vreden und Werne hat "
+        "1.250 Rundnähte; jede Schweißnaht wurde geröntgt und geprüft, bevor die Leitung in "
+        "Betrieb ging. Die Prüfer haben die Ergebnisse für den Betreiber aufgeschrieben.\n"
+    )
+    documents = [
+        SourceDocument(
+            "de", "pruefbericht.pdf", hashlib.sha256(german.encode()).hexdigest(), german
+        ),
+        _document("en", 1),
+    ]
+    index = ChunkIndex()
+    local = LocalReranker(intra_op_num_threads=1)
+    warmup = Warmup(index, local)
+    try:
+        warmup.want("p", "upload", documents=documents)
+        assert warmup.wait_idle(120)
+    finally:
+        warmup.close()
+    german_keys, english_keys = (
+        [key for key, _ in index.reader_passages(document.ref)] for document in documents
+    )
+    assert local.uncached(german_keys + english_keys) == []  # MiniLM: every passage
+    assert local.uncached_across_languages(german_keys) == []
+    assert local.uncached_across_languages(english_keys) == english_keys  # English: none
+    assert local.matcher is not None and local.matcher.passages_embedded == len(german_keys)
