@@ -348,12 +348,15 @@ def _with_cross_lingual(
     those BM25 found."""
     if not isinstance(reranker, CrossLingualReranker):
         return picked, {}, 0
+    other = [document for document, doc in enumerate(indexed) if index.in_other_language(doc)]
+    if not other:  # a project in the default language alone: nothing to look at
+        return picked, {}, 0
     asked_in = detect_language(query) or index.tokenizer.language
     places = [
         (document, n)
-        for document, doc in enumerate(indexed)
-        if index.in_other_language(doc) and doc.written_in != asked_in
-        for n in range(len(doc.chunks))
+        for document in other
+        if indexed[document].written_in != asked_in
+        for n in range(len(indexed[document].chunks))
     ]
     if not places:
         return picked, {}, 0
