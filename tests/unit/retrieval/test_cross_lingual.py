@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from retrieval.index import ChunkIndex
-from retrieval.pipeline import search
+from retrieval.pipeline import search, unsearched_warning
 from retrieval.rerankers.base import CROSS_LINGUAL_PLACE, CrossLingualReranker
 from retrieval.rerankers.cross_lingual import (
     CrossLingualMatcher,
@@ -56,6 +57,12 @@ def warmed() -> CrossLingualMatcher:
     matcher = _matcher()
     matcher.warm(FOREIGN.items())
     return matcher
+
+
+def test_loading_the_model_leaves_the_environment_as_it_was() -> None:
+    before = os.environ.get("OMP_NUM_THREADS")
+    E5Embedder(threads=1)
+    assert os.environ.get("OMP_NUM_THREADS") == before  # sandbox children inherit it
 
 
 def test_each_passage_is_embedded_once() -> None:
@@ -238,3 +245,21 @@ def test_a_machine_the_engine_cannot_run_on_is_said_and_searched_without_it(
     keys, texts = list(FOREIGN), list(FOREIGN.values())
     assert local.cross_lingual("welds", keys, texts.__getitem__).matches == ()
     assert local.cross_lingual_error == "UnsupportedMachine: this CPU lacks avx2"
+
+
+def test_a_search_says_what_it_could_not_look_at_across_languages_yet() -> None:
+    documents = [_document("report.md", ENGLISH_REPORT), _document("pruefung.md", GERMAN_NOTES)]
+    refs = [doc.ref for doc in documents]
+    index = ChunkIndex(chunk_size=300)
+    question = "How many welds does the finished natural gas pipeline have, and were they X-rayed?"
+    service = LocalReranker(embed_budget=0.5, cross_lingual_margin=0.05)
+    cold = search(index, question, refs, reranker=service, documents=documents, keep=3)
+    german = index.other_language_passages(documents[1].ref)
+    assert unsearched_warning(len(german)) in cold.warnings
+    assert all("Rundnähte" not in hit.text for hit in cold.hits)
+
+    service.warm_across_languages(german)
+    warm = search(index, question, refs, reranker=service, keep=3)
+    assert not any("other languages" in warning for warning in warm.warnings)
+    assert "Rundnähte" in warm.hits[CROSS_LINGUAL_PLACE - 1].text
+    assert unsearched_warning(1).startswith("1 passage in")
