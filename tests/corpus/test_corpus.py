@@ -1,7 +1,8 @@
 """Every PDF of the shared corpus gives the outcome its manifest allows.
 
 All files go through :func:`extract_in_sandbox`, two at a time, once per
-session. The layout budget is kept short (``LAYOUT_BUDGET_SECONDS``) so the
+session: ``scripts/test`` sends a file's tests to one worker (``--dist loadfile``), so one
+worker extracts the corpus while the other runs the rest of the suite. The layout budget is kept short (``LAYOUT_BUDGET_SECONDS``) so the
 long documents finish quickly: later pages then come from the plain-text path,
 and the checks below still require page count, markers and text on every page
 that has a text layer. OCR is on, as by default, but recognises at most

@@ -23,7 +23,6 @@ from tests.unit.extract import samples
 
 pytestmark = [
     pytest.mark.skipif(not rapidocr_available(), reason="rapidocr is not installed"),
-    pytest.mark.xdist_group("ocr"),  # one worker loads the models and shares the fixtures
 ]
 
 LINN = CORPUS_DIR / "scanned_image_only" / "linn.pdf"
