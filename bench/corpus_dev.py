@@ -303,47 +303,42 @@ def warm_vectors(local: LocalReranker, passages: Iterable[tuple[str, str]], name
     pending = dict(passages)
     path = CACHE_DIR / f"{name}-minilm-{local.max_tokens}.npz"
     return _with_saved_vectors(
-        local.cache, {local.model_id: path}, pending, lambda: local.warm(pending.items())
+        local.cache, local.model_id, path, pending, lambda: local.warm(pending.items())
     )
 
 
 def warm_multilingual(local: LocalReranker, passages: Iterable[tuple[str, str]], name: str) -> int:
     """:func:`warm_vectors` for the multilingual vectors of ``passages`` (those of documents not
     in English), in ``{name}-e5-{max_tokens}.npz`` (about 30 CPU s per 100 passages)."""
-    matcher = local.matcher
-    if matcher is None:
+    if local.matcher is None:
         return 0
     pending = dict(passages)
     path = CACHE_DIR / f"{name}-e5-{local.max_tokens}.npz"
     return _with_saved_vectors(
         local.cache,
-        {matcher.model_id: path},
+        local.matcher.model_id,
+        path,
         pending,
         lambda: local.warm_across_languages(pending.items()),
     )
 
 
 def _with_saved_vectors(
-    cache: VectorCache, files: dict[str, Path], pending: dict[str, str], work: Callable[[], int]
+    cache: VectorCache, model_id: str, path: Path, pending: dict[str, str], work: Callable[[], int]
 ) -> int:
-    """Load each model's saved vectors into ``cache``, run ``work``, and save what it added."""
-    for model_id, path in files.items():
-        if path.exists():
-            saved = np.load(path)
-            cache.put_many(model_id, zip(saved["keys"].tolist(), saved["vectors"], strict=True))
+    """Load the model's vectors saved at ``path`` into ``cache``, run ``work`` (which embeds
+    what of ``pending`` is missing), and save what it added; returns ``work``'s count."""
+    saved: dict[str, npt.NDArray[np.float32]] = {}
+    if path.exists():
+        with np.load(path) as stored:
+            saved = dict(zip(stored["keys"].tolist(), stored["vectors"], strict=True))
+        cache.put_many(model_id, saved.items())
     embedded = work()
-    if not embedded:
-        return 0
-    for model_id, path in files.items():
-        known: dict[str, npt.NDArray[np.float32]] = {}
-        if path.exists():
-            saved = np.load(path)
-            known.update(zip(saved["keys"].tolist(), saved["vectors"], strict=True))
-        known.update(cache.get_many(model_id, pending))
-        if known:
-            CACHE_DIR.mkdir(parents=True, exist_ok=True)
-            keys = list(known)
-            np.savez(path, keys=np.array(keys), vectors=np.stack([known[key] for key in keys]))
+    if embedded:
+        saved.update(cache.get_many(model_id, pending))
+        CACHE_DIR.mkdir(parents=True, exist_ok=True)
+        keys = list(saved)
+        np.savez(path, keys=np.array(keys), vectors=np.stack([saved[key] for key in keys]))
     return embedded
 
 

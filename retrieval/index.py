@@ -350,8 +350,7 @@ class ChunkIndex:
     def reader_passages(self, ref: DocumentRef) -> list[tuple[str, str]]:
         """``(key, text)`` of a cached document's chunks as the reranker reads them, e.g. to
         warm a reranker's cache (:meth:`IndexedDocument.reader_passage`)."""
-        document = self.chunked_documents([ref])[0]
-        return [document.reader_passage(ordinal) for ordinal in range(len(document.chunks))]
+        return _reader_passages(self.chunked_documents([ref])[0])
 
     def in_other_language(self, document: CachedDocument) -> bool:
         """Whether ``document`` is written in another language than the default one: the
@@ -362,9 +361,7 @@ class ChunkIndex:
     def other_language_passages(self, ref: DocumentRef) -> list[tuple[str, str]]:
         """:meth:`reader_passages` of a cached document :meth:`in_other_language`, else none."""
         document = self.chunked_documents([ref])[0]
-        if not self.in_other_language(document):
-            return []
-        return [document.reader_passage(ordinal) for ordinal in range(len(document.chunks))]
+        return _reader_passages(document) if self.in_other_language(document) else []
 
     def documents(
         self,
@@ -571,6 +568,10 @@ _NOISE_BYTES = 400
 """A chunked entry's noise figures of one passage once worked out: the slots of its density,
 its terms and its heading's and context's lengths, with their numbers, roughly (counted up
 front, so the entry never outgrows its estimate)."""
+
+
+def _reader_passages(document: CachedDocument) -> list[tuple[str, str]]:
+    return [document.reader_passage(ordinal) for ordinal in range(len(document.chunks))]
 
 
 def _reader_keys(chunks: Sequence[Chunk], prefixes: Sequence[str]) -> tuple[str, ...]:

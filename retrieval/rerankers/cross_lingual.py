@@ -227,21 +227,22 @@ class CrossLingualMatcher:
 
     def matches(
         self, query: str, keys: Sequence[str], *, limit: int = MATCHES
-    ) -> list[CrossLingualMatch]:
+    ) -> tuple[list[CrossLingualMatch], int]:
         """The ``limit`` passages among ``keys`` closest to ``query``, best first, each with its
-        margin over the median of them all; those with no vector yet are not searched
-        (nothing is embedded here but the query)."""
+        margin over the median of them all, and how many of ``keys`` have no vector yet: those
+        are not searched (nothing is embedded here but the query)."""
         vectors = self.cache.get_many(self.model_id, keys)
         found = [(position, vectors[key]) for position, key in enumerate(keys) if key in vectors]
+        unsearched = len(keys) - len(found)
         if not found:
-            return []
+            return [], unsearched
         embedder = self.load()
         if embedder is None:
-            return []
+            return [], unsearched
         cosines = np.stack([vector for _, vector in found]) @ embedder.query(query)
         median = float(statistics.median(cosines.tolist()))
         best = np.argsort(-cosines, kind="stable")[:limit]
         return [
             CrossLingualMatch(found[n][0], float(cosines[n]), float(cosines[n]) - median)
             for n in best
-        ]
+        ], unsearched

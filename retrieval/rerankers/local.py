@@ -314,11 +314,11 @@ class LocalReranker:
         try:
             if self.embed_budget is None:
                 self.matcher.warm((key, text_of(n)) for n, key in enumerate(keys))
-            found = self.matcher.matches(query, keys)
+            found, unsearched = self.matcher.matches(query, keys)
         except Exception:  # an engine failure costs the extra passages, never the search
             return AcrossLanguages((), place)
-        # Not yet warmed is said; a model that cannot load here is said by the health report.
-        unsearched = 0 if self.matcher.load_error else len(self.matcher.uncached(keys))
+        if self.matcher.load_error:  # said by the health report, not as "still warming"
+            unsearched = 0
         return AcrossLanguages(
             tuple(match for match in found if match.margin >= self.cross_lingual_margin),
             place,
