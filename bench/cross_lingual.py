@@ -14,6 +14,13 @@ Tune on ``--fold tuning``; report ``--fold test`` once, with the chosen values o
     .venv/bin/python -m bench.cross_lingual --fold tuning
     .venv/bin/python -m bench.cross_lingual --fold test --margins 0.08 --places 2
 
+``--ranks`` prints, instead of the sweep, for each question about a document in another language
+the answering page's rank among the other-language passages the search compares (by e5 alone)
+and the best passage's margin; and how many passages of English documents a passage-by-passage
+language vote would call another language (why the rule reads a document's language).
+``--look-cost`` times, in a project in English alone (SciFact's abstracts), what a search spends
+looking for documents in other languages (:func:`retrieval.pipeline.search`'s step, 200 claims).
+
 The first run embeds the passages of the documents not in English with e5 (about 30 CPU s per
 100; the dev set has about 550) and keeps the vectors under ``$SHORTLIST_BENCH_CACHE``.
 """
@@ -34,12 +41,14 @@ from bench.corpus_dev import (
     warm_multilingual,
     warm_vectors,
 )
-from bench.quality import candidate_passages, dev_searches
+from bench.quality import candidate_passages, dev_searches, load_corpus, load_queries
 from retrieval.evaluation import Outcome, outcome, score
 from retrieval.index import ChunkIndex
 from retrieval.language import detect_language
+from retrieval.pipeline import _with_cross_lingual  # the step --look-cost times
 from retrieval.rerankers.base import CROSS_LINGUAL_MARGIN, CROSS_LINGUAL_PLACE
 from retrieval.rerankers.local import LocalReranker
+from retrieval.types import DocumentRef, Shortlist
 
 
 def _cpu() -> float:
@@ -69,12 +78,86 @@ def _cells(outcomes: Sequence[Outcome], crossing: set[str]) -> str:
     )
 
 
+def ranks(
+    index: ChunkIndex,
+    refs: Sequence[DocumentRef],
+    questions: Sequence[Question],
+    local: LocalReranker,
+    crossing: set[str],
+) -> None:
+    """The table of ``--ranks`` (see the module docstring)."""
+    assert local.matcher is not None
+    indexed = index.documents(refs)
+    print("| question | answering page's rank by e5 | best margin |")
+    print("|---|---:|---:|")
+    for question in questions:
+        if question.question not in crossing:
+            continue
+        asked_in = detect_language(question.question) or index.tokenizer.language
+        other = [d for d in indexed if index.in_other_language(d) and d.written_in != asked_in]
+        places = [(doc, chunk) for doc in other for chunk in doc.chunks]
+        found, _ = local.matcher.matches(
+            question.question, [k for doc in other for k in doc.reader_keys], limit=len(places)
+        )
+        rank = next(
+            (
+                n
+                for n, match in enumerate(found, 1)
+                if places[match.position][0].ref.id == question.document
+                and set(
+                    range(
+                        places[match.position][1].pages[0], places[match.position][1].pages[1] + 1
+                    )
+                )
+                & set(question.pages)
+            ),
+            None,
+        )
+        margin = f"{found[0].margin:.3f}" if found else "–"
+        print(f"| {question.question[:70]} | {rank or '–'} | {margin} |")
+    english = [doc for doc in indexed if not index.in_other_language(doc)]
+    voted = sum(
+        detect_language(doc.reader_text(n)) not in (None, index.tokenizer.language)
+        for doc in english
+        for n in range(len(doc.chunks))
+    )
+    print(
+        f"\nPassages of the {len(english)} English documents a passage-by-passage vote calls "
+        f"another language: {voted}."
+    )
+
+
+def look_cost(claims: int = 200) -> None:
+    """The line of ``--look-cost`` (see the module docstring)."""
+    corpus = load_corpus()
+    index = ChunkIndex()
+    indexed = index.documents([doc.ref for doc in corpus], add=corpus)
+    local = LocalReranker()
+    nothing = Shortlist(entries=[], total=0, exhaustive=True, no_term_matched=False)
+    queries = list(load_queries().values())[:claims]
+    cpu = _cpu()
+    for query in queries:
+        _with_cross_lingual(local, index, query, indexed, nothing)
+    spent = (_cpu() - cpu) / len(queries)
+    other = sum(index.in_other_language(doc) for doc in indexed)
+    print(
+        f"Looking for documents in other languages: {1000 * spent:.2f} ms CPU a search over "
+        f"{len(indexed)} SciFact documents ({other} in another language), {len(queries)} claims; "
+        f"load average {os.getloadavg()[0]:.1f}."
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="passages across languages: margin and place")
     parser.add_argument("--fold", choices=("tuning", "test"), default="tuning")
     parser.add_argument("--margins", type=float, nargs="+", default=[0.06, 0.07, 0.08, 0.09, 0.10])
     parser.add_argument("--places", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--ranks", action="store_true", help="e5 ranks instead of the sweep")
+    parser.add_argument("--look-cost", action="store_true", help="time the look, and stop")
     args = parser.parse_args(argv)
+    if args.look_cost:
+        look_cost()
+        return
     fold: Fold = args.fold
     questions = load_questions(fold=fold)
     documents = load_documents()
@@ -98,6 +181,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"{len(foreign)} in documents not in English ({embedded} embedded now: {warm_cpu:.0f} CPU-s, "
         f"{warm_wall:.0f} s wall)\n"
     )
+    if args.ranks:
+        ranks(index, refs, questions, local, crossing)
+        print(f"\nCommand: `.venv/bin/python -m bench.cross_lingual --fold {fold} --ranks`")
+        return
     print(
         "| margin | place | hit@1 / @3 / @10 | answerable flagged | unanswerable flagged | across: hit@3 |"
     )

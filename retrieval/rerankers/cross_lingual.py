@@ -10,8 +10,8 @@ rule shipped is measured through the pipeline by ``bench/cross_lingual.py``).
 
 It costs about four times MiniLM's CPU a passage, so only the passages of documents **not
 written in the default language** get its vectors (a document's language, not each passage's:
-on the development set a passage-by-passage vote called 45 passages of English documents
-French, Dutch or Italian, tables and name lists mostly, and those then crowded English
+on the development set a passage-by-passage vote calls 48 passages of English documents
+another language, tables and name lists mostly, and those then crowded English
 questions' results). The warm-up embeds them after their MiniLM vectors; a project in the
 default language alone costs nothing. A search compares the question with the vectors of the
 searched documents written in neither the question's language nor the default one
