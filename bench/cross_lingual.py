@@ -2,8 +2,9 @@
 
 The local reranker's multilingual vectors (:mod:`retrieval.rerankers.cross_lingual`) find the
 passages of the searched documents written in another language than the question's; a search
-puts those that stand ``margin`` above the median of such passages at ``place`` in its results.
-This sweeps both through the real pipeline (:func:`retrieval.pipeline.search`, every candidate
+puts those that stand ``margin`` above the median of such passages at ``place`` in its results,
+or, where nothing it finds in the question's language is evidence, those that stand
+``--weak-margins`` above it (``–``: none then either). This sweeps them through the real pipeline (:func:`retrieval.pipeline.search`, every candidate
 scored) over the development set's documents, on one fold, against the same reranker without
 them (``off``): page hit@1 / @3 / @10 of the answerable questions, the verdict's flags, and the
 questions about a document not in the question's language (``across``: a non-English document
@@ -12,7 +13,7 @@ asked in English, the Spanish form asked in English, and so on).
 Tune on ``--fold tuning``; report ``--fold test`` once, with the chosen values only::
 
     .venv/bin/python -m bench.cross_lingual --fold tuning
-    .venv/bin/python -m bench.cross_lingual --fold test --margins 0.08 --places 2
+    .venv/bin/python -m bench.cross_lingual --fold test --margins 0.08 --weak-margins 0.03 --places 3
 
 ``--ranks`` prints, instead of the sweep, for each question about a document in another language
 the answering page's rank among the other-language passages the search compares (by e5 alone)
@@ -46,7 +47,11 @@ from retrieval.evaluation import Outcome, outcome, score
 from retrieval.index import ChunkIndex
 from retrieval.language import detect_language
 from retrieval.pipeline import _with_cross_lingual  # the step --look-cost times
-from retrieval.rerankers.base import CROSS_LINGUAL_MARGIN, CROSS_LINGUAL_PLACE
+from retrieval.rerankers.base import (
+    CROSS_LINGUAL_MARGIN,
+    CROSS_LINGUAL_MARGIN_WITHOUT_EVIDENCE,
+    CROSS_LINGUAL_PLACE,
+)
 from retrieval.rerankers.local import LocalReranker
 from retrieval.types import DocumentRef, Shortlist
 
@@ -151,6 +156,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="passages across languages: margin and place")
     parser.add_argument("--fold", choices=("tuning", "test"), default="tuning")
     parser.add_argument("--margins", type=float, nargs="+", default=[0.06, 0.07, 0.08, 0.09, 0.10])
+    parser.add_argument(
+        "--weak-margins",
+        type=float,
+        nargs="+",
+        default=[CROSS_LINGUAL_MARGIN_WITHOUT_EVIDENCE],
+        help="margins enough where nothing in the question's language is evidence",
+    )
     parser.add_argument("--places", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--ranks", action="store_true", help="e5 ranks instead of the sweep")
     parser.add_argument("--look-cost", action="store_true", help="time the look, and stop")
@@ -186,30 +198,40 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"\nCommand: `.venv/bin/python -m bench.cross_lingual --fold {fold} --ranks`")
         return
     print(
-        "| margin | place | hit@1 / @3 / @10 | answerable flagged | unanswerable flagged | across: hit@3 |"
+        "| margin | without evidence | place | hit@1 / @3 / @10 | answerable flagged "
+        "| unanswerable flagged | across: hit@3 |"
     )
-    print("|---|---|---|---|---|---|")  # fmt: skip
-    settings = [(float("inf"), CROSS_LINGUAL_PLACE)] + [
-        (margin, place) for margin in args.margins for place in args.places
+    print("|---|---|---|---|---|---|---|")  # fmt: skip
+    off = float("inf")
+    default = (CROSS_LINGUAL_MARGIN, CROSS_LINGUAL_MARGIN_WITHOUT_EVIDENCE, CROSS_LINGUAL_PLACE)
+    settings = [(off, off, CROSS_LINGUAL_PLACE)] + [
+        (margin, weak, place)
+        for margin in args.margins
+        for weak in args.weak_margins
+        for place in args.places
     ]
     searched_cpu = 0.0
-    for margin, place in settings:
+    for margin, weak, place in settings:
         local.cross_lingual_margin, local.cross_lingual_place = margin, place
+        local.cross_lingual_margin_without_evidence = weak
         cpu = _cpu()
         results = dev_searches(index, refs, questions, local)
         searched_cpu += _cpu() - cpu
         outcomes = [outcome(q.labelled, r) for q, r in zip(questions, results, strict=True)]
-        label = "off | –" if margin == float("inf") else f"{margin:.2f} | {place}"
-        chosen = (
-            " (default)" if (margin, place) == (CROSS_LINGUAL_MARGIN, CROSS_LINGUAL_PLACE) else ""
+        label = (
+            "off | – | –"
+            if margin == off
+            else f"{margin:.2f} | {'–' if weak == off else f'{weak:.2f}'} | {place}"
         )
+        chosen = " (default)" if (margin, weak, place) == default else ""
         print(f"| {label}{chosen} | {_cells(outcomes, crossing)} |")
     print(
         f"\nSearches: {searched_cpu / len(settings):.1f} CPU-s a sweep row of {len(questions)} "
         f"questions; load average {' '.join(f'{v:.1f}' for v in os.getloadavg())}; "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n"
         f"Command: `.venv/bin/python -m bench.cross_lingual --fold {fold} --margins "
-        f"{' '.join(map(str, args.margins))} --places {' '.join(map(str, args.places))}`"
+        f"{' '.join(map(str, args.margins))} --weak-margins "
+        f"{' '.join(map(str, args.weak_margins))} --places {' '.join(map(str, args.places))}`"
     )
 
 

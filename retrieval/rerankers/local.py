@@ -82,7 +82,12 @@ from pathlib import Path
 import numpy as np
 
 from retrieval.relevance import lexical_relevance, local_relevance
-from retrieval.rerankers.base import CROSS_LINGUAL_MARGIN, CROSS_LINGUAL_PLACE, LOCAL_MAX_TOKENS
+from retrieval.rerankers.base import (
+    CROSS_LINGUAL_MARGIN,
+    CROSS_LINGUAL_MARGIN_WITHOUT_EVIDENCE,
+    CROSS_LINGUAL_PLACE,
+    LOCAL_MAX_TOKENS,
+)
 from retrieval.rerankers.cross_lingual import CrossLingualMatcher
 from retrieval.rerankers.embedder import MiniLMEmbedder
 from retrieval.rerankers.fallback import bm25_order
@@ -127,6 +132,7 @@ class LocalReranker:
         clock: Callable[[], float] = time.monotonic,
         cross_lingual: bool = True,
         cross_lingual_margin: float = CROSS_LINGUAL_MARGIN,
+        cross_lingual_margin_without_evidence: float = CROSS_LINGUAL_MARGIN_WITHOUT_EVIDENCE,
         cross_lingual_place: int = CROSS_LINGUAL_PLACE,
     ) -> None:
         """
@@ -157,6 +163,8 @@ class LocalReranker:
                 (:mod:`retrieval.rerankers.cross_lingual`; warmed with the MiniLM vectors).
             cross_lingual_margin: How far above the median such a passage's cosine must
                 stand to join the results.
+            cross_lingual_margin_without_evidence: The margin that suffices when no passage
+                found in the question's language is evidence.
             cross_lingual_place: The place in the results such passages go to (1: first).
 
         The model is loaded on first use (``rerank`` or ``warm``), not here.
@@ -193,6 +201,7 @@ class LocalReranker:
         )
         """Multilingual vectors of the passages not in English (``None``: not looked for)."""
         self.cross_lingual_margin = cross_lingual_margin
+        self.cross_lingual_margin_without_evidence = cross_lingual_margin_without_evidence
         self.cross_lingual_place = cross_lingual_place
         self.clock = clock
         self.passages_embedded = 0
@@ -306,8 +315,11 @@ class LocalReranker:
     ) -> AcrossLanguages:
         """The passages among ``keys`` (of documents in another language than the query's and
         the default one) whose multilingual cosine stands at least ``cross_lingual_margin``
-        above the median of theirs, best first. With no embedding budget (a one-shot search)
-        every one is embedded first; otherwise only those the warm-up has reached are searched."""
+        above the median of theirs, best first, and those standing
+        ``cross_lingual_margin_without_evidence`` out, for a search that finds no evidence in
+        the question's language (the pipeline tells). With no embedding budget (a one-shot
+        search) every one is embedded first; otherwise only those the warm-up has reached are
+        searched."""
         place = self.cross_lingual_place
         if self.matcher is None or not keys:
             return AcrossLanguages((), place)
@@ -319,10 +331,12 @@ class LocalReranker:
             return AcrossLanguages((), place)
         if self.matcher.load_error:  # said by the health report, not as "still warming"
             unsearched = 0
+        least = min(self.cross_lingual_margin, self.cross_lingual_margin_without_evidence)
         return AcrossLanguages(
-            tuple(match for match in found if match.margin >= self.cross_lingual_margin),
+            tuple(match for match in found if match.margin >= least),
             place,
             unsearched,
+            margin=self.cross_lingual_margin,
         )
 
     def rerank(

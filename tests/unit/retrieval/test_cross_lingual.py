@@ -24,7 +24,7 @@ from retrieval.rerankers.embedder import ModelFileMismatch
 from retrieval.rerankers.local import LocalReranker
 from retrieval.rerankers.none import NoReranker
 from retrieval.rerankers.vector_cache import VectorCache
-from retrieval.types import SourceDocument
+from retrieval.types import SearchResult, SourceDocument
 
 PASSAGES = {
     "de-weld": "Die fertige Erdgasleitung zwischen Vreden und Werne hat 1.250 Rundnähte; jede "
@@ -130,9 +130,32 @@ def _document(name: str, markdown: str) -> SourceDocument:
 
 
 ENGLISH_REPORT = "\n\n".join(
-    f"## Section {n}\n\nThe pipeline report covers the {topic} of the project, written for "
-    f"the board in plain words, with figures for the pipeline in {n + 2010}."
-    for n, topic in enumerate(("budget", "staff", "schedule", "suppliers", "permits"))
+    (
+        "## Budget\n\nThe pipeline project spent four million euros in its first year, most of "
+        "it on land rights and the survey along the route.",
+        "## Staff\n\nTwelve engineers and a planning office in Münster ran the pipeline project "
+        "from its first study to the approval.",
+        "## Schedule\n\nConstruction of the pipeline began in spring and ended before winter, "
+        "two weeks later than the plan the board had seen.",
+        "## Suppliers\n\nSteel pipes came from a mill in the Ruhr; the valves and the control "
+        "station were bought from three firms after a tender.",
+        "## Permits\n\nThe district granted the permits for the pipeline after a public hearing "
+        "and a review of the water protection areas it crosses.",
+    )
+)
+VISITOR_CENTRE = "\n\n".join(
+    (
+        "## Opening hours\n\nThe visitor centre is open from nine to five on weekdays; on "
+        "Saturdays it closes at noon.",
+        "## Tickets\n\nTickets for the guided walk cost eight euros; children under twelve go "
+        "free.",
+        "## Food\n\nThe café serves soup, cake and coffee; a picnic area lies behind the "
+        "finished new wing.",
+    )
+)
+ANSWER_IN_ENGLISH = (
+    "## Inspection\n\nThe finished natural gas pipeline has 1,250 welds, and every one of them "
+    "was X-rayed and passed before the gas was let in."
 )
 GERMAN_NOTES = "\n\n".join(
     [
@@ -145,7 +168,7 @@ GERMAN_NOTES = "\n\n".join(
 )
 
 
-def test_a_search_puts_the_page_in_another_language_second() -> None:
+def test_a_search_puts_the_page_in_another_language_among_the_first() -> None:
     documents = [_document("report.md", ENGLISH_REPORT), _document("pruefung.md", GERMAN_NOTES)]
     refs = [doc.ref for doc in documents]
     index = ChunkIndex(chunk_size=300)
@@ -165,10 +188,10 @@ def test_a_search_puts_the_page_in_another_language_second() -> None:
         keep=3,
     )
     assert result.hits[0].document_id == "report.md"  # BM25's best in the question's language
-    second = result.hits[CROSS_LINGUAL_PLACE - 1]
-    assert second.document_id == "pruefung.md"
-    assert "Rundnähte" in second.text
-    assert second.bm25 == 0 and not math.isnan(second.score)
+    placed = result.hits[CROSS_LINGUAL_PLACE - 1]
+    assert placed.document_id == "pruefung.md"
+    assert "Rundnähte" in placed.text
+    assert placed.bm25 == 0 and not math.isnan(placed.score)
 
     # The question in German: the German document is BM25's to answer, English is the default
     # language: the multilingual model has nothing to look at.
@@ -188,6 +211,46 @@ def test_a_search_puts_the_page_in_another_language_second() -> None:
             index, question, refs, reranker=reranker, documents=documents, top_k=5, keep=3
         )
         assert all("Rundnähte" not in hit.text for hit in plain.hits), reranker.name
+
+
+def test_a_search_without_evidence_in_its_own_language_takes_passages_that_stand_out_less() -> None:
+    question = "How many welds does the finished natural gas pipeline have, and were they X-rayed?"
+    german = _document("pruefung.md", GERMAN_NOTES)
+    index = ChunkIndex(chunk_size=300)
+
+    def searched(english: SourceDocument, reranker: LocalReranker) -> SearchResult:
+        documents = [english, german]
+        refs = [doc.ref for doc in documents]
+        return search(
+            index, question, refs, reranker=reranker, documents=documents, top_k=6, keep=6
+        )
+
+    def weak(without_evidence: float = 0.05) -> LocalReranker:
+        # No German passage stands out enough to join a search that has evidence.
+        return LocalReranker(
+            cross_lingual_margin=1.0, cross_lingual_margin_without_evidence=without_evidence
+        )
+
+    # Nothing in English answers: one word of the question matched, no evidence.
+    visit = _document("visit.md", VISITOR_CENTRE)
+    unanswered = searched(visit, weak())
+    assert unanswered.insufficient_evidence
+    assert any("Rundnähte" in hit.text for hit in unanswered.hits[:CROSS_LINGUAL_PLACE])
+    # Only the passages the multilingual model puts forward, not the whole German document.
+    assert sum(hit.document_id == "pruefung.md" for hit in unanswered.hits) < 4
+    assert all("Rundnähte" not in hit.text for hit in searched(visit, weak(1.0)).hits)
+
+    # With the answer on an English page, the same German passage stays out, and the passages in
+    # the question's language are ranked exactly as with the multilingual model off.
+    answered = _document("answer.md", ENGLISH_REPORT + "\n\n" + ANSWER_IN_ENGLISH)
+    result = searched(answered, weak())
+    assert not result.insufficient_evidence
+    assert "1,250 welds" in result.hits[0].text
+    assert all(hit.document_id == "answer.md" for hit in result.hits)
+    off = searched(answered, LocalReranker(cross_lingual=False))
+    assert [(hit.chunk_id, hit.score) for hit in result.hits] == [
+        (hit.chunk_id, hit.score) for hit in off.hits
+    ]
 
 
 def test_a_document_s_written_language_names_cjk_which_is_not_stemmed() -> None:
