@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -88,8 +89,11 @@ def main() -> None:
                     run.wait()
             elapsed = time.monotonic() - started
             final = stored(url)
+            children = resource.getrusage(resource.RUSAGE_CHILDREN)
             print(f"\n{final[0]} documents, {final[1]} passages in {elapsed:.0f} s: "
-                  f"{final[0] / elapsed:.1f} files/s; exit {run.returncode}")  # fmt: skip
+                  f"{final[0] / elapsed:.1f} files/s; exit {run.returncode}; the CLI's "
+                  f"CPU {children.ru_utime + children.ru_stime:.0f} s, at most "
+                  f"{children.ru_maxrss / 1024:.0f} MB resident")  # fmt: skip
     finally:
         with psycopg.connect(SERVER, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

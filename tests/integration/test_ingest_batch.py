@@ -202,8 +202,10 @@ async def test_more_files_than_a_batch_are_all_stored_in_their_order(
     async with connection(runtime.pool) as pooled:
         owner = await users.create_user(pooled, "owner")
         principal = await users.authenticate(pooled, owner.token)
-    sent = [note(tmp_path, f"n{n:03d}.md", field_note(n)) for n in range(2 * BATCH_FILES + 5)]
-    results = await ingest_files(runtime, principal, owner.project, sent)
+    batch = 16  # the default's rule on a smaller batch: the default is thousands of files
+    assert batch < BATCH_FILES
+    sent = [note(tmp_path, f"n{n:03d}.md", field_note(n)) for n in range(2 * batch + 5)]
+    results = await ingest_files(runtime, principal, owner.project, sent, batch_files=batch)
     assert [r.name for r in results] == [file.name for file in sent]
     assert all(r.outcome is not None and r.outcome.status == "ready" for r in results)
     [row] = await _rows(
