@@ -91,8 +91,8 @@ def main() -> None:
             final = stored(url)
             children = resource.getrusage(resource.RUSAGE_CHILDREN)
             print(f"\n{final[0]} documents, {final[1]} passages in {elapsed:.0f} s: "
-                  f"{final[0] / elapsed:.1f} files/s; exit {run.returncode}; the CLI's "
-                  f"CPU {children.ru_utime + children.ru_stime:.0f} s, at most "
+                  f"{final[0] / elapsed:.1f} files/s; exit {run.returncode}; the CLI's commands: "
+                  f"CPU {children.ru_utime + children.ru_stime:.0f} s, the largest at most "
                   f"{children.ru_maxrss / 1024:.0f} MB resident")  # fmt: skip
     finally:
         with psycopg.connect(SERVER, autocommit=True) as admin:

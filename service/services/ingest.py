@@ -77,13 +77,24 @@ async def ingest_file(
     return Ingested(path, name, document, outcome, None)
 
 
+BATCH_FILES = 1024
+"""Small text files :func:`ingest_batch` stores together, at most: the more of them, the more
+of their postings share a term's index pages, which matters more as the project grows (the
+1.2M-passage SciFact corpus into one project, ``bench/ingest_growth.py``: 73.7 files/s at 256 a
+batch, 113 at 1,024, 125 at 2,048 for a CLI of 1.0 against 1.6 GB at most). The price is a
+longer transaction: while one is saved (seconds), another writer of the same project's common
+terms (the worker saving an upload) waits for it; searches do not."""
+BATCH_BYTES = 16 * 1024 * 1024
+"""Their bytes, at most (each is at most ``extraction.in_process_max_bytes``)."""
+
+
 async def ingest_files(
     runtime: Runtime,
     principal: Principal,
     project: Project,
     files: list[NamedFile],
     *,
-    batch_files: int = 0,
+    batch_files: int = BATCH_FILES,
 ) -> list[Ingested]:
     """What ``shortlist ingest`` does for ``principal``: refused (TokenReadOnly) before any file
     is read unless the caller may write; then each file under its name, one task per CPU core
@@ -92,12 +103,12 @@ async def ingest_files(
     Small text files (those the extractor reads in this process) go :data:`BATCH_FILES` at a
     time through :func:`ingest_batch`, which stores them in a few statements in all: one at a
     time, a four-line note spent most of its time in a dozen round trips and two commits. Any
-    other file is :func:`ingest_file`'s. ``batch_files`` (above 0) sets a smaller batch."""
+    other file is :func:`ingest_file`'s. ``batch_files`` sets another batch size."""
     scopes.require_write(principal)
     results: list[Ingested | None] = [None] * len(files)
     limiter = anyio.CapacityLimiter(os.cpu_count() or 1)
     sizes = await anyio.to_thread.run_sync(_sizes, [file.path for file in files])
-    batches, singles = _batches(runtime, files, sizes, batch_files or BATCH_FILES)
+    batches, singles = _batches(runtime, files, sizes, batch_files)
 
     async def one(index: int) -> None:
         async with limiter:
@@ -116,17 +127,6 @@ async def ingest_files(
         for index in singles:
             tasks.start_soon(one, index)
     return [result for result in results if result is not None]
-
-
-BATCH_FILES = 1024
-"""Small text files :func:`ingest_batch` stores together, at most: the more of them, the more
-of their postings share a term's index pages, which matters more as the project grows (the
-1.2M-passage SciFact corpus into one project, ``bench/ingest_growth.py``: 73.7 files/s at 256 a
-batch, 113 at 1,024, 125 at 2,048 for a CLI of 1.0 against 1.6 GB at most). The price is a
-longer transaction: while one is saved (seconds), another writer of the same project's common
-terms (the worker saving an upload) waits for it; searches do not."""
-BATCH_BYTES = 16 * 1024 * 1024
-"""Their bytes, at most (each is at most ``extraction.in_process_max_bytes``)."""
 
 
 def _sizes(paths: list[Path]) -> list[int | None]:

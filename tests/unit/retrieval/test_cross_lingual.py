@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from retrieval.rerankers.embedder import ModelFileMismatch
 from retrieval.rerankers.local import LocalReranker
 from retrieval.rerankers.none import NoReranker
 from retrieval.rerankers.vector_cache import VectorCache
-from retrieval.types import SearchResult, SourceDocument
+from retrieval.types import AcrossLanguages, SearchResult, SourceDocument
 
 PASSAGES = {
     "de-weld": "Die fertige Erdgasleitung zwischen Vreden und Werne hat 1.250 Rundnähte; jede "
@@ -225,16 +226,27 @@ def test_a_search_without_evidence_in_its_own_language_takes_passages_that_stand
             index, question, refs, reranker=reranker, documents=documents, top_k=6, keep=6
         )
 
-    def weak(without_evidence: float = 0.05) -> LocalReranker:
+    class Counted(LocalReranker):
+        looks = 0
+
+        def cross_lingual(
+            self, query: str, keys: Sequence[str], text_of: Callable[[int], str]
+        ) -> AcrossLanguages:
+            self.looks += 1
+            return super().cross_lingual(query, keys, text_of)
+
+    def weak(without_evidence: float = 0.05) -> Counted:
         # No German passage stands out enough to join a search that has evidence.
-        return LocalReranker(
+        return Counted(
             cross_lingual_margin=1.0, cross_lingual_margin_without_evidence=without_evidence
         )
 
     # Nothing in English answers: one word of the question matched, no evidence.
     visit = _document("visit.md", VISITOR_CENTRE)
-    unanswered = searched(visit, weak())
+    looking = weak()
+    unanswered = searched(visit, looking)
     assert unanswered.insufficient_evidence
+    assert looking.looks == 1  # ranked twice, the multilingual model asked once
     assert any("Rundnähte" in hit.text for hit in unanswered.hits[:CROSS_LINGUAL_PLACE])
     # Only the passages the multilingual model puts forward, not the whole German document.
     assert sum(hit.document_id == "pruefung.md" for hit in unanswered.hits) < 4
