@@ -8,7 +8,7 @@ a time. This loader writes the very same rows faster, for benchmarks only:
 
 * ``documents``: ready, with the given Markdown and content hash (no extraction, no blob);
 * ``lexical_documents``: what :func:`~service.services.prefilter.store_terms` records
-  (configuration, language, passage and term counts);
+  (configuration, language, passage and term counts, the distinct terms);
 * ``lexical_postings``: :func:`service.services.prefilter.postings_copy_text`'s rows, made from the
   product's own :meth:`retrieval.ChunkIndex.passage_terms`;
 
@@ -30,7 +30,7 @@ import psycopg
 from extract.page_markers import find_page_markers
 from retrieval import ChunkIndex
 from retrieval.types import SourceDocument
-from service.services.prefilter import postings_copy_text
+from service.services.prefilter import postings_copy_text, vocabulary
 from sql import queries
 
 BATCH = 2000
@@ -143,7 +143,7 @@ def _write(
                 )
         with conn.cursor().copy(
             "COPY lexical_documents (project_id, document_id, content_hash, config, language,"
-            " passages, terms) FROM STDIN"
+            " passages, terms, vocabulary) FROM STDIN"
         ) as copy:
             for document, found in zip(batch, terms, strict=True):
                 copy.write_row(
@@ -155,6 +155,7 @@ def _write(
                         found.language,
                         len(found.terms),
                         sum(len(words) for words in found.terms),
+                        vocabulary(found),
                     )
                 )
         with conn.cursor().copy(queries["copy_lexical_postings"]) as copy:

@@ -444,12 +444,13 @@ DELETE FROM lexical_documents l USING documents d
 WHERE d.id = ANY(%(document_ids)s::uuid[]) AND l.project_id = d.project_id AND l.document_id = d.id;
 
 -- store_lexical_documents --
--- Record that ready documents' passage terms follow, each if it still has this text (its row locked until commit, so a concurrent change of its text or status waits and then drops them); one row returned per document recorded
-INSERT INTO lexical_documents (project_id, document_id, content_hash, config, language, passages, terms)
-SELECT d.project_id, d.id, d.content_hash, %(config)s, t.language, t.passages, t.terms
+-- Record that ready documents' passage terms follow (each document's distinct terms joined by spaces: deleting the row deletes its postings by them), each if it still has this text (its row locked until commit, so a concurrent change of its text or status waits and then drops them); one row returned per document recorded
+INSERT INTO lexical_documents (project_id, document_id, content_hash, config, language, passages, terms, vocabulary)
+SELECT d.project_id, d.id, d.content_hash, %(config)s, t.language, t.passages, t.terms,
+       string_to_array(t.vocabulary, ' ')
 FROM unnest(%(document_ids)s::uuid[], %(content_hashes)s::text[], %(languages)s::text[],
-            %(passages)s::integer[], %(terms)s::bigint[])
-     AS t(document_id, content_hash, language, passages, terms)
+            %(passages)s::integer[], %(terms)s::bigint[], %(vocabularies)s::text[])
+     AS t(document_id, content_hash, language, passages, terms, vocabulary)
 JOIN documents d ON d.id = t.document_id
 WHERE d.status = 'ready' AND d.content_hash = t.content_hash
 ORDER BY d.id

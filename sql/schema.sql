@@ -119,6 +119,9 @@ CREATE TABLE lexical_documents (
     language      text NOT NULL,
     passages      integer NOT NULL CHECK (passages >= 0),
     terms         bigint NOT NULL CHECK (terms >= 0),
+    -- Its postings' distinct terms, written with the row: deleting the row deletes a
+    -- primary-key range of postings per term (023_lexical_vocabulary.sql).
+    vocabulary    text[] NOT NULL,
     PRIMARY KEY (project_id, document_id)
 );
 CREATE INDEX lexical_documents_document_idx ON lexical_documents (document_id);
@@ -140,15 +143,16 @@ CREATE TABLE lexical_postings (
     autovacuum_vacuum_insert_scale_factor = 0.02,
     autovacuum_analyze_scale_factor = 0.02
 );
-CREATE INDEX lexical_postings_document_idx ON lexical_postings (project_id, document_id);
 
 -- A document's postings go with its lexical_documents row (a trigger, not a foreign key:
--- checking one per (term, passage) row made writing them three times slower).
+-- checking one per (term, passage) row made writing them three times slower), found through
+-- the primary key by the terms the row lists.
 CREATE FUNCTION lexical_drop_postings() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     DELETE FROM lexical_postings
-    WHERE project_id = OLD.project_id AND document_id = OLD.document_id;
+    WHERE project_id = OLD.project_id AND term = ANY(OLD.vocabulary)
+      AND document_id = OLD.document_id;
     RETURN OLD;
 END
 $$;
@@ -263,7 +267,8 @@ BEGIN
 END
 $$;
 CREATE CONSTRAINT TRIGGER lexical_documents_count
-    AFTER INSERT OR UPDATE OR DELETE ON lexical_documents
+    AFTER INSERT OR UPDATE OF project_id, config, language, passages, terms OR DELETE
+    ON lexical_documents
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION lexical_count_document();
 

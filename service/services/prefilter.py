@@ -124,6 +124,7 @@ async def store_many_terms(
         languages=[terms.language for _, terms in documents],
         passages=[len(terms.terms) for _, terms in documents],
         terms=[sum(map(len, terms.terms)) for _, terms in documents],
+        vocabularies=[" ".join(vocabulary(terms)) for _, terms in documents],
     )
     projects = {str(row["document_id"]): str(row["project_id"]) for row in rows}
     lines = [
@@ -160,6 +161,18 @@ def postings_lines(project_id: str, document_id: str, terms: PassageTerms) -> li
             if len(term) <= MAX_TERM_CHARS:
                 lines.append(f"{project_id}\t{_escaped(term)}{ends}{tf}\t{length}\n")
     return lines
+
+
+def vocabulary(terms: PassageTerms) -> list[str]:
+    """The document's distinct stored terms (:func:`postings_lines`' terms), which its
+    ``lexical_documents`` row lists so that deleting the row finds its postings through the
+    primary key (``sql/023_lexical_vocabulary.sql``). They are sent joined by spaces (an
+    array of quoted strings took 1 s a batch to send): terms are runs of word characters, and
+    one that held a space could not be deleted by its parts, so it is refused."""
+    found = list({term for words in terms.terms for term in words if len(term) <= MAX_TERM_CHARS})
+    if any(" " in term for term in found):
+        raise ValueError("a term holds a space")
+    return found
 
 
 def _escaped(term: str) -> str:

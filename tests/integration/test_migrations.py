@@ -75,7 +75,8 @@ async def test_the_count_migrations_count_what_is_already_stored(
 ) -> None:
     """Migrations 019 and 021 fill ``lexical_terms`` and ``lexical_project_stats`` from a
     database's existing postings and documents' rows, and 019's triggers keep the counts from
-    then on."""
+    then on; 023 lists each stored document's terms, so deleting its row deletes its postings
+    (through the primary key: the document index is gone)."""
     await migrate(empty_database_url, [m for m in sql.migrations if m.version < 19])
     with psycopg.connect(empty_database_url, autocommit=True) as conn:
         user = conn.execute("INSERT INTO users (name) VALUES ('old') RETURNING id").fetchone()
@@ -125,3 +126,18 @@ async def test_the_count_migrations_count_what_is_already_stored(
         )
         counts = conn.execute("SELECT term, passages FROM lexical_terms ORDER BY term").fetchall()
         assert counts == [("quokka", 2), ("smile", 1)]
+        listed = conn.execute(
+            "SELECT ARRAY(SELECT t FROM unnest(vocabulary) t ORDER BY t) FROM lexical_documents"
+            " WHERE document_id = '00000000-0000-0000-0000-000000000002'"
+        ).fetchone()
+        assert listed == (["quokka", "smile"],)
+        conn.execute(
+            "DELETE FROM lexical_documents"
+            " WHERE document_id = '00000000-0000-0000-0000-000000000002'"
+        )
+        assert conn.execute("SELECT count(*) FROM lexical_postings").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM lexical_terms").fetchone() == (0,)
+        indexes = conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'lexical_postings' ORDER BY 1"
+        ).fetchall()
+        assert indexes == [("lexical_postings_impact_idx",), ("lexical_postings_pkey",)]

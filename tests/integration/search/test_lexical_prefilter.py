@@ -183,6 +183,22 @@ async def _stored(conn: psycopg.AsyncConnection[Any], document_id: UUID) -> int:
     return int(row["n"])
 
 
+async def _unlisted(conn: psycopg.AsyncConnection[Any], project_id: UUID) -> int:
+    """How many of the project's stored documents do not list exactly their postings' terms
+    (what deleting their row deletes by)."""
+    row = await (
+        await conn.execute(
+            "SELECT count(*) AS n FROM lexical_documents l WHERE l.project_id = %s"
+            " AND ARRAY(SELECT t FROM unnest(l.vocabulary) t ORDER BY t) IS DISTINCT FROM"
+            " ARRAY(SELECT DISTINCT p.term FROM lexical_postings p WHERE p.project_id = %s"
+            "       AND p.document_id = l.document_id ORDER BY 1)",
+            (project_id, project_id),
+        )
+    ).fetchone()
+    assert row is not None
+    return int(row["n"])
+
+
 async def test_the_prefilter_gives_the_exhaustive_ranking_and_follows_re_extraction_and_delete(
     db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
 ) -> None:
@@ -201,6 +217,7 @@ async def test_the_prefilter_gives_the_exhaustive_ranking_and_follows_re_extract
         assert not await pre.uses_prefilter(QUERIES[0]), "no terms stored yet: exhaustive"
         await _backfill(pre.runtime)
         assert await pre.uses_prefilter(QUERIES[0])
+        assert await _unlisted(conn, pre.owner.project.id) == 0
         got = {query: _ranking(await pre.search(query)) for query in QUERIES}
 
         # Re-extraction: the old text's terms go with it, the new text's come with it.
@@ -217,6 +234,7 @@ async def test_the_prefilter_gives_the_exhaustive_ranking_and_follows_re_extract
         terms = await lexical_terms(pre.runtime, target, "abstracts-0.md", extraction)
         assert await save_extraction(conn, target, extraction, terms=terms)  # type: ignore[arg-type]
         assert await _stored(conn, target) > 0
+        assert await _unlisted(conn, pre.owner.project.id) == 0
         assert await pre.uses_prefilter("zymurgy quokkas")
         found = await pre.search("zymurgy quokkas")
         assert [hit.document_id for hit in found.result.hits] == [str(target)]

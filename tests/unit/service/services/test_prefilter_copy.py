@@ -1,10 +1,12 @@
 """The prefilter's COPY text: one line per (term, passage), hostile terms escaped, huge ones left
-out (a btree entry has a size limit)."""
+out (a btree entry has a size limit); a document's vocabulary, the terms of those lines."""
 
 from __future__ import annotations
 
+import pytest
+
 from retrieval.index import PassageTerms
-from service.services.prefilter import MAX_TERM_CHARS, postings_copy_text
+from service.services.prefilter import MAX_TERM_CHARS, postings_copy_text, vocabulary
 
 
 def test_each_distinct_term_of_a_passage_is_one_line_with_its_frequency_and_the_length() -> None:
@@ -17,3 +19,16 @@ def test_a_term_holding_copy_syntax_is_escaped_and_an_oversized_one_is_left_out(
     huge = "x" * (MAX_TERM_CHARS + 1)
     text = postings_copy_text("p", "d", PassageTerms("english", [[hostile, huge]]))
     assert text == "p\ta\\\\b\\tc\\nd\td\t0\t1\t2\n"
+
+
+def test_the_vocabulary_is_the_distinct_terms_of_the_lines() -> None:
+    huge = "x" * (MAX_TERM_CHARS + 1)
+    terms = PassageTerms("english", [["cat", "hat", "cat"], ["dog", "cat", huge]])
+    lines = postings_copy_text("p", "d", terms).splitlines()
+    assert sorted(vocabulary(terms)) == sorted({line.split("\t")[1] for line in lines})
+    assert sorted(vocabulary(terms)) == ["cat", "dog", "hat"]
+
+
+def test_a_term_holding_a_space_is_refused_since_it_would_be_sent_as_two() -> None:
+    with pytest.raises(ValueError, match="space"):
+        vocabulary(PassageTerms("english", [["two words"]]))
