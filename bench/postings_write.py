@@ -43,15 +43,6 @@ VOCABULARY_MIGRATION = 23
 SERVER = os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
-def time_ordered_id(n: int) -> str:
-    """A UUID version 7 as migration 022 makes them, the n-th millisecond after now (the
-    product's ids of documents stored one after another)."""
-    millis = time.time_ns() // 1_000_000 + n
-    value = (millis << 80) | (0x7 << 76) | (uuid.uuid4().int & ((1 << 76) - 1))
-    value = (value & ~(0x3 << 62)) | (0x2 << 62)  # the RFC 9562 variant
-    return str(uuid.UUID(int=value))
-
-
 def measure(
     version: int, corpus: list[tuple[SourceDocument, PassageTerms]], batch: int, delete: int
 ) -> tuple[float, float, int]:
@@ -71,17 +62,24 @@ def measure(
             ).fetchone()
             assert project is not None
             project_id = project[0]
-            with conn.cursor().copy(f"COPY documents (id, {DOCUMENT_COLUMNS}) FROM STDIN") as copy:
+            # Ids from the database's own default, time-ordered as the product's (migration 022).
+            with conn.cursor().copy(f"COPY documents ({DOCUMENT_COLUMNS}) FROM STDIN") as copy:
                 for document, _ in corpus:
-                    copy.write_row(
-                        (document.id, *ready_document_row(project_id, document.name, document))
-                    )
+                    copy.write_row(ready_document_row(project_id, document.name, document))
+            ids: dict[str, str] = dict(
+                conn.execute(
+                    "SELECT name, id::text FROM documents WHERE project_id = %s", (project_id,)
+                ).fetchall()
+            )
+            stored = [
+                (document._replace(id=ids[document.name]), terms) for document, terms in corpus
+            ]
             with_vocabulary = version >= VOCABULARY_MIGRATION
             vocabulary_column = ", vocabulary" if with_vocabulary else ""
             writing = 0.0
             postings = 0
-            for start in range(0, len(corpus), batch):
-                part = corpus[start : start + batch]
+            for start in range(0, len(stored), batch):
+                part = stored[start : start + batch]
                 lines = sorted(
                     line
                     for document, terms in part
@@ -111,7 +109,7 @@ def measure(
                     ) as copy:
                         copy.write("".join(lines))
                 writing += time.perf_counter() - began
-            doomed = [document.id for document, _ in corpus[:delete]]
+            doomed = [document.id for document, _ in stored[:delete]]
             began = time.perf_counter()
             conn.execute(
                 "DELETE FROM lexical_documents WHERE project_id = %s AND document_id = ANY(%s)",
@@ -138,10 +136,8 @@ def main() -> None:
     args = parser.parse_args()
     index = ChunkIndex()
     stream = documents(load_abstracts(SCIFACT_DIR), per_document=4, per_page=1)
-    corpus = []
-    for n, document in enumerate(islice(stream, args.documents)):
-        document = document._replace(id=time_ordered_id(n))
-        corpus.append((document, index.passage_terms(document)))
+    corpus = [(document, index.passage_terms(document))
+              for document in islice(stream, args.documents)]  # fmt: skip
     latest = migrations[-1].version
     print(f"command: python bench/postings_write.py {' '.join(sys.argv[1:])}")
     print(f"load average {os.getloadavg()[0]:.1f}, {args.documents} documents, "

@@ -4,7 +4,7 @@
 -- that served nothing but deletes. Each lexical_documents row now lists its document's
 -- distinct terms (vocabulary), written with the row by whoever writes the postings
 -- (store_lexical_documents in sql/queries.sql); deleting the row deletes one primary-key range
--- of postings per term. Writing a batch's terms took PostgreSQL 7-21 % less time
+-- of postings per term. Writing a batch's terms took PostgreSQL 7-20 % less time
 -- (bench/postings_write.py, docs/benchmarks.md). The vocabulary was first kept by a statement
 -- trigger on lexical_postings instead; aggregating each statement's rows per document cost
 -- two thirds of what dropping the index saved.
@@ -20,7 +20,7 @@ CREATE CONSTRAINT TRIGGER lexical_documents_count
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION lexical_count_document();
 
--- Documents already stored: their terms, read once through the index about to go.
+-- Documents already stored: their terms, from one pass over the postings.
 UPDATE lexical_documents l SET vocabulary = v.terms
 FROM (SELECT project_id, document_id, array_agg(DISTINCT term ORDER BY term) AS terms
       FROM lexical_postings GROUP BY project_id, document_id) v
