@@ -83,11 +83,24 @@ _SCRIPT_RES = {
 }
 
 
+_ASCII_LETTER_RE = re.compile("[A-Za-z]")
+_ASCII_RE = re.compile("[\x00-\x7f]+")
+
+
 def script_counts(text: str) -> Counter[str]:
-    """Letters of ``text`` by script (``"LATIN"``, ``"HAN"``, ``"KANA"``, ``"CYRILLIC"``…)."""
+    """Letters of ``text`` by script (``"LATIN"``, ``"HAN"``, ``"KANA"``, ``"CYRILLIC"``…).
+
+    Every script's letters but Latin's are outside ASCII, so each pattern reads only the text's
+    other characters (a few in most texts), and ASCII letters are counted once, as Latin."""
+    latin = len(_ASCII_LETTER_RE.findall(text))
     if text.isascii():
-        return Counter({"LATIN": len(_SCRIPT_RES["LATIN"].findall(text))})
-    return Counter({script: len(pattern.findall(text)) for script, pattern in _SCRIPT_RES.items()})
+        return Counter({"LATIN": latin})
+    rest = _ASCII_RE.sub("", text)
+    counts = Counter(
+        {script: len(pattern.findall(rest)) for script, pattern in _SCRIPT_RES.items()}
+    )
+    counts["LATIN"] += latin
+    return counts
 
 
 def stopword_shares(words: Iterable[str]) -> dict[str, float]:

@@ -6,7 +6,7 @@ import pymupdf
 import pytest
 
 from retrieval.index import ChunkIndex
-from retrieval.language import detect_language
+from retrieval.language import detect_language, script_counts
 from retrieval.pipeline import search
 from retrieval.rerankers.none import NoReranker
 from retrieval.types import SourceDocument
@@ -38,6 +38,18 @@ def _first_pages(relative: str, pages: int = 3) -> str:
 )
 def test_corpus_files_are_detected_in_their_language(relative: str, language: str) -> None:
     assert detect_language(_first_pages(relative)) == language
+
+
+def test_letters_are_counted_by_script_in_mixed_text() -> None:
+    """ASCII letters count as Latin beside the accented ones; digits, punctuation and
+    spaces count for no script."""
+    text = "Ça va — naïve 42 café; Привет мир, 日本語のテキスト, 中文, 한국어, Ελλάδα, שלום, سلام"
+    counts = script_counts(text)
+    assert {script: n for script, n in counts.items() if n} == {
+        "LATIN": 13, "CYRILLIC": 9, "HAN": 5, "KANA": 5, "HANGUL": 3, "GREEK": 6,
+        "HEBREW": 4, "ARABIC": 4,
+    }  # fmt: skip
+    assert script_counts("plain ASCII, 7 words") == {"LATIN": 15}
 
 
 def test_too_little_text_is_undecided() -> None:
