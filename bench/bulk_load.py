@@ -159,6 +159,10 @@ def _write(
                     )
                 )
         with conn.cursor().copy(queries["copy_lexical_postings"]) as copy:
-            for document, found in zip(batch, terms, strict=True):
-                copy.write(postings_copy_text(str(project_id), document.id, found))
+            copy.write(
+                postings_copy_text(
+                    (str(project_id), document.id, found)
+                    for document, found in zip(batch, terms, strict=True)
+                )
+            )
     return sum(len(found.terms) for found in terms)

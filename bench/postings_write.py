@@ -5,7 +5,7 @@ flight blur both; this times the database's part alone. For each schema (the mig
 ``--before``, then all of them) it makes a fresh database on the local PostgreSQL, writes
 ``--documents`` four-page SciFact documents (``bench/ingest_growth.py``'s corpus) as ready rows,
 then, ``--batch`` documents a transaction, their ``lexical_documents`` rows and their postings
-sorted as :func:`service.services.prefilter.store_many_terms` sends them (one COPY, triggers
+as :func:`service.services.prefilter.store_many_terms` sends them (one COPY, triggers
 and all), timing each transaction to its commit; last, it deletes ``--delete`` documents'
 stored terms. The terms are made once, by the product's own
 :meth:`retrieval.ChunkIndex.passage_terms`, and shared by both schemas. From the repository root::
@@ -33,7 +33,7 @@ from bench.bulk_load import DOCUMENT_COLUMNS, ready_document_row  # noqa: E402
 from bench.latency import SCIFACT_DIR, documents, load_abstracts  # noqa: E402
 from retrieval.index import ChunkIndex, PassageTerms  # noqa: E402
 from retrieval.types import SourceDocument  # noqa: E402
-from service.services.prefilter import postings_lines, vocabulary  # noqa: E402
+from service.services.prefilter import postings_copy_text, vocabulary  # noqa: E402
 from service.storage.migrations import migrate  # noqa: E402
 from sql import migrations  # noqa: E402
 
@@ -80,12 +80,10 @@ def measure(
             postings = 0
             for start in range(0, len(stored), batch):
                 part = stored[start : start + batch]
-                lines = sorted(
-                    line
-                    for document, terms in part
-                    for line in postings_lines(str(project_id), document.id, terms)
+                text = postings_copy_text(
+                    (str(project_id), document.id, terms) for document, terms in part
                 )
-                postings += len(lines)
+                postings += text.count("\n")
                 began = time.perf_counter()
                 with conn.transaction():
                     with conn.cursor().copy(
@@ -107,7 +105,7 @@ def measure(
                         "COPY lexical_postings (project_id, term, document_id, passage, tf,"
                         " length) FROM STDIN"
                     ) as copy:
-                        copy.write("".join(lines))
+                        copy.write(text)
                 writing += time.perf_counter() - began
             doomed = [document.id for document, _ in stored[:delete]]
             began = time.perf_counter()

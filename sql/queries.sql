@@ -523,7 +523,7 @@ ORDER BY bm25 DESC, p.document_id, p.passage
 LIMIT %(limit)s;
 
 -- lexical_top_passages_by_impact --
--- The best passages for the query by Lucene's BM25, reading only each term's depth best postings by impact (migration 020's index): those postings' partial sums pick the rescore best candidates, which are then scored exactly over every query term
+-- The best passages for the query by Lucene's BM25, reading only each term's depth best postings by impact (migration 024's lexical_best_postings): those postings' partial sums pick the rescore best candidates, which are then scored exactly over every query term
 WITH q AS (
     SELECT * FROM unnest(%(terms)s::text[], %(weights)s::float8[], %(idfs)s::float8[])
         AS q (term, weight, idf)
@@ -531,12 +531,7 @@ WITH q AS (
     SELECT p.document_id, p.passage,
            q.weight * p.tf / (p.tf + %(k1)s::float8
                * (1 - %(b)s::float8 + %(b)s::float8 * p.length / %(average)s::float8)) AS part
-    FROM q CROSS JOIN LATERAL (
-        SELECT document_id, passage, tf, length FROM lexical_postings
-        WHERE project_id = %(project_id)s AND term = q.term
-        ORDER BY lexical_impact(tf, length) DESC
-        LIMIT %(depth)s
-    ) p
+    FROM q CROSS JOIN LATERAL lexical_best_postings(%(project_id)s, q.term, %(depth)s) p
 ), candidates AS (
     SELECT document_id, passage FROM best GROUP BY document_id, passage
     ORDER BY sum(part) DESC, document_id, passage

@@ -220,15 +220,41 @@ CREATE TRIGGER lexical_postings_uncount_terms
     REFERENCING OLD TABLE AS dropped
     FOR EACH STATEMENT EXECUTE FUNCTION lexical_uncount_terms();
 
--- Each posting's BM25 impact, in an index of its own: a large project's search reads each
--- query term's best postings first (020_lexical_impact.sql, #28).
+-- Each posting's BM25 impact: a large project's search reads each query term's best postings
+-- first (020_lexical_impact.sql, #28), those at or above the floor from an index of their own,
+-- the rest only where those are too few (024_lexical_impact_floor.sql).
 CREATE FUNCTION lexical_impact(tf integer, length integer) RETURNS real
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
-RETURN (tf / (tf + 1.5 * (1 - 0.75 + 0.75 * length / 115.0)))::real;
+RETURN (tf / (tf + 1.5::float8 * (1 - 0.75::float8 + 0.75::float8 * length / 115.0::float8)))::real;
+
+CREATE FUNCTION lexical_impact_floor() RETURNS real
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN 0.5;
 
 CREATE INDEX lexical_postings_impact_idx
     ON lexical_postings (project_id, term, lexical_impact(tf, length) DESC)
-    INCLUDE (document_id, passage, tf, length);
+    INCLUDE (document_id, passage, tf, length)
+    WHERE lexical_impact(tf, length) >= lexical_impact_floor();
+
+CREATE FUNCTION lexical_best_postings(project uuid, wanted text, depth integer)
+RETURNS TABLE (document_id uuid, passage integer, tf integer, length integer)
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+    SELECT * FROM (
+        (SELECT p.document_id, p.passage, p.tf, p.length FROM lexical_postings p
+         WHERE p.project_id = project AND p.term = wanted
+           AND lexical_impact(p.tf, p.length) >= lexical_impact_floor()
+         ORDER BY lexical_impact(p.tf, p.length) DESC
+         LIMIT depth)
+        UNION ALL
+        (SELECT p.document_id, p.passage, p.tf, p.length FROM lexical_postings p
+         WHERE p.project_id = project AND p.term = wanted
+           AND lexical_impact(p.tf, p.length) < lexical_impact_floor()
+         ORDER BY lexical_impact(p.tf, p.length) DESC
+         LIMIT depth)
+    ) best
+    LIMIT depth
+$$;
 
 -- What a project's stored terms cover, per configuration and language, kept at commit by a
 -- deferred trigger (021_lexical_project_stats.sql, #28).

@@ -76,7 +76,8 @@ async def test_the_count_migrations_count_what_is_already_stored(
     """Migrations 019 and 021 fill ``lexical_terms`` and ``lexical_project_stats`` from a
     database's existing postings and documents' rows, and 019's triggers keep the counts from
     then on; 023 lists each stored document's terms, so deleting its row deletes its postings
-    (through the primary key: the document index is gone)."""
+    (through the primary key: the document index is gone); 024's index of the postings above
+    its floor holds the existing ones, and a term's best postings are read through it."""
     await migrate(empty_database_url, [m for m in sql.migrations if m.version < 19])
     with psycopg.connect(empty_database_url, autocommit=True) as conn:
         user = conn.execute("INSERT INTO users (name) VALUES ('old') RETURNING id").fetchone()
@@ -117,6 +118,10 @@ async def test_the_count_migrations_count_what_is_already_stored(
     with psycopg.connect(empty_database_url, autocommit=True) as conn:
         counts = conn.execute("SELECT term, passages FROM lexical_terms ORDER BY term").fetchall()
         assert counts == [("quokka", 4), ("smile", 2)]
+        best = conn.execute(  # 024's index holds them (their impact is above its floor)
+            "SELECT count(*) FROM lexical_best_postings(%s, 'quokka', 10)", (project[0],)
+        ).fetchone()
+        assert best == (4,)
         sums = conn.execute(
             "SELECT config, language, documents, passages, terms FROM lexical_project_stats"
         ).fetchall()

@@ -643,7 +643,7 @@ async def test_a_search_of_some_documents_counts_their_own_frequencies(
 async def test_the_impact_order_is_bm25_at_the_reference_length(
     conn: psycopg.AsyncConnection[Any],
 ) -> None:
-    """``lexical_impact`` (migration 020) is Lucene's term saturation at the k1 and b every
+    """``lexical_impact`` (migrations 020 and 024) is Lucene's term saturation at the k1 and b every
     search uses and :data:`prefilter.IMPACT_REFERENCE_LENGTH`: one formula in two languages."""
     for tf, length in ((1, 1), (1, 115), (3, 40), (7, 900)):
         row = await (
@@ -696,6 +696,77 @@ async def test_reading_each_terms_best_postings_scores_what_it_returns_exactly(
                 ]
 
 
+async def test_a_terms_best_postings_are_its_best_whether_or_not_the_index_holds_enough(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    """The impact index holds only postings at or above the floor (migration 024);
+    ``lexical_best_postings`` still returns a term's ``depth`` best by impact: from the index
+    alone where it holds that many, with the best of the rest under the floor where it holds
+    fewer, and every posting where the term has no more. The planner proves the index's
+    predicate (with scans by the table ruled out, its read is the index's or none)."""
+    documents = _abstract_documents(40)
+    async for project in _project(db_url, tmp_path, conn, "floor", prefilter_min_passages=1):
+        project_id = project.owner.project.id
+        for name, markdown in documents:
+            await _add(conn, project_id, name, markdown)
+        await _backfill(project.runtime)
+        rows = await (
+            await conn.execute(
+                "SELECT term, count(*) AS df, count(*) FILTER (WHERE lexical_impact(tf, length)"
+                " >= lexical_impact_floor()) AS above FROM lexical_postings WHERE project_id = %s"
+                " GROUP BY term HAVING count(*) >= 12 ORDER BY df DESC, term LIMIT 20",
+                (project_id,),
+            )
+        ).fetchall()
+        cases = [
+            (row["term"], depth, row["above"], row["df"])
+            for row in rows
+            for depth in sorted(
+                {1, row["above"] // 2, row["above"], row["above"] + 3, row["df"] + 5}
+            )
+            if depth > 0
+        ]
+        assert any(depth <= above for _, depth, above, _ in cases), "no read of the index alone"
+        assert any(above < depth < df for _, depth, above, df in cases), "no read past the floor"
+        assert any(depth >= df for _, depth, _, df in cases), "no read of every posting"
+        async with conn.transaction():
+            await conn.execute("SET LOCAL enable_seqscan = off")
+            await conn.execute("SET LOCAL enable_bitmapscan = off")
+            for term, depth, _, _ in cases:
+                best = await (
+                    await conn.execute(
+                        "SELECT lexical_impact(tf, length) AS impact, document_id, passage"
+                        " FROM lexical_best_postings(%s, %s, %s) ORDER BY 1 DESC",
+                        (project_id, term, depth),
+                    )
+                ).fetchall()
+                every = await (
+                    await conn.execute(
+                        "SELECT lexical_impact(tf, length) AS impact FROM lexical_postings"
+                        " WHERE project_id = %s AND term = %s ORDER BY 1 DESC LIMIT %s",
+                        (project_id, term, depth),
+                    )
+                ).fetchall()
+                assert [row["impact"] for row in best] == [row["impact"] for row in every]
+                assert len({(row["document_id"], row["passage"]) for row in best}) == len(best)
+            plan = await (
+                await conn.execute(
+                    "EXPLAIN SELECT * FROM lexical_best_postings(%s, %s, 10)",
+                    (project_id, rows[0]["term"]),
+                )
+            ).fetchall()
+        assert "lexical_postings_impact_idx" in "\n".join(row["QUERY PLAN"] for row in plan)
+        counted = await (
+            await conn.execute(
+                "SELECT count(*) FILTER (WHERE lexical_impact(tf, length) >= lexical_impact_floor())"
+                " AS indexed, count(*) AS total FROM lexical_postings WHERE project_id = %s",
+                (project_id,),
+            )
+        ).fetchone()
+        assert counted is not None
+        assert 0 < counted["indexed"] < counted["total"] / 2, "the floor leaves most postings out"
+
+
 async def test_a_search_at_a_shallow_depth_setting_answers_first_as_the_exhaustive_path(
     db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
 ) -> None:
@@ -723,5 +794,5 @@ async def test_a_search_at_a_shallow_depth_setting_answers_first_as_the_exhausti
             finally:
                 pgconn.untrace()
             trace.seek(0)
-            assert "lexical_impact(" in trace.read(), "the best-postings query never ran"
+            assert "lexical_best_postings(" in trace.read(), "the best-postings query never ran"
     assert got == expected

@@ -10,21 +10,41 @@ from service.services.prefilter import MAX_TERM_CHARS, postings_copy_text, vocab
 
 
 def test_each_distinct_term_of_a_passage_is_one_line_with_its_frequency_and_the_length() -> None:
-    text = postings_copy_text("p", "d", PassageTerms("english", [["cat", "hat", "cat"], ["dog"]]))
-    assert text.splitlines() == ["p\tcat\td\t0\t2\t3", "p\that\td\t0\t1\t3", "p\tdog\td\t1\t1\t1"]
+    text = postings_copy_text(
+        [("p", "d", PassageTerms("english", [["cat", "hat", "cat"], ["dog"]]))]
+    )
+    assert text.splitlines() == ["p\tcat\td\t0\t2\t3", "p\tdog\td\t1\t1\t1", "p\that\td\t0\t1\t3"]
 
 
 def test_a_term_holding_copy_syntax_is_escaped_and_an_oversized_one_is_left_out() -> None:
     hostile = "a\\b\tc\nd"
     huge = "x" * (MAX_TERM_CHARS + 1)
-    text = postings_copy_text("p", "d", PassageTerms("english", [[hostile, huge]]))
+    text = postings_copy_text([("p", "d", PassageTerms("english", [[hostile, huge]]))])
     assert text == "p\ta\\\\b\\tc\\nd\td\t0\t1\t2\n"
+
+
+def test_several_documents_lines_come_in_the_primary_keys_order() -> None:
+    """Project, term, document, passage (numerically: passage 10 after 9), whatever order the
+    documents are given in: each index then takes a batch's rows a term at a time."""
+    many = [["cat"]] * 11
+    text = postings_copy_text(
+        [
+            ("q", "d2", PassageTerms("english", [["ant"]])),
+            ("p", "d2", PassageTerms("english", [["cat", "bee"], ["bee"]])),
+            ("p", "d1", PassageTerms("english", many)),
+        ]
+    )
+    keys = [tuple(line.split("\t")[:4]) for line in text.splitlines()]
+    assert keys == sorted(keys, key=lambda key: (key[0], key[1], key[2], int(key[3])))
+    assert keys[:3] == [("p", "bee", "d2", "0"), ("p", "bee", "d2", "1"), ("p", "cat", "d1", "0")]
+    assert keys[-3:] == [("p", "cat", "d1", "10"), ("p", "cat", "d2", "0"), ("q", "ant", "d2", "0")]
+    assert len(keys) == 15
 
 
 def test_the_vocabulary_is_the_distinct_terms_of_the_lines() -> None:
     huge = "x" * (MAX_TERM_CHARS + 1)
     terms = PassageTerms("english", [["cat", "hat", "cat"], ["dog", "cat", huge]])
-    lines = postings_copy_text("p", "d", terms).splitlines()
+    lines = postings_copy_text([("p", "d", terms)]).splitlines()
     assert sorted(vocabulary(terms)) == sorted({line.split("\t")[1] for line in lines})
     assert sorted(vocabulary(terms)) == ["cat", "dog", "hat"]
 
