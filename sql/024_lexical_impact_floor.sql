@@ -2,9 +2,9 @@
 --
 -- lexical_postings_impact_idx (020_lexical_impact.sql) held every posting: the second btree
 -- entry each one paid for, written at a random place in its term's range (the primary key's
--- go at the end of it, document ids being time-ordered), and half of what PostgreSQL spent
--- writing a document's terms (bench/postings_write.py: 5.0-5.8 ms a document with it, 2.8
--- without). It serves one read: a term's best postings, when a search of a large project
+-- go at the end of it, document ids being time-ordered), and about half of what PostgreSQL
+-- spent writing a document's terms (bench/postings_write.py --before 23: 5.2-5.6 ms a
+-- document before this migration, 3.1-3.2 after). It serves one read: a term's best postings, when a search of a large project
 -- reads only the first few thousand of a common term's (service/services/prefilter.py,
 -- term_depth). Most postings are a word seen once in a passage of ordinary length, which such
 -- a read reaches last, so the index now holds only those at or above lexical_impact_floor():
@@ -20,8 +20,9 @@
 
 DROP INDEX lexical_postings_impact_idx;
 
--- The same formula in double precision: numeric arithmetic cost about a microsecond a posting,
--- paid for every posting written and, now, for every one a read under the floor looks at.
+-- The same formula in double precision: numeric arithmetic cost about a microsecond an
+-- evaluation (docs/benchmarks.md), paid for every posting written and, now, for every one a
+-- read under the floor looks at.
 CREATE OR REPLACE FUNCTION lexical_impact(tf integer, length integer) RETURNS real
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
 RETURN (tf / (tf + 1.5::float8 * (1 - 0.75::float8 + 0.75::float8 * length / 115.0::float8)))::real;

@@ -171,9 +171,9 @@ def postings_copy_text(documents: Iterable[tuple[str, str, PassageTerms]]) -> st
 
 
 def vocabulary(terms: PassageTerms) -> list[str]:
-    """The document's distinct stored terms (the terms of :func:`postings_copy_text`'s lines), which its
-    ``lexical_documents`` row lists so that deleting the row finds its postings through the
-    primary key (``sql/023_lexical_vocabulary.sql``). They are sent joined by spaces (an
+    """The document's distinct stored terms (those of :func:`postings_copy_text`'s lines),
+    which its ``lexical_documents`` row lists so that deleting the row finds its postings
+    through the primary key (``sql/023_lexical_vocabulary.sql``). They are sent joined by spaces (an
     array of quoted strings took 1 s a batch to send): terms are runs of word characters, and
     one that held a space could not be deleted by its parts, so it is refused."""
     found = list({term for words in terms.terms for term in words if len(term) <= MAX_TERM_CHARS})

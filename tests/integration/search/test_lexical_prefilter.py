@@ -643,8 +643,9 @@ async def test_a_search_of_some_documents_counts_their_own_frequencies(
 async def test_the_impact_order_is_bm25_at_the_reference_length(
     conn: psycopg.AsyncConnection[Any],
 ) -> None:
-    """``lexical_impact`` (migrations 020 and 024) is Lucene's term saturation at the k1 and b every
-    search uses and :data:`prefilter.IMPACT_REFERENCE_LENGTH`: one formula in two languages."""
+    """``lexical_impact`` (migrations 020 and 024) is Lucene's term saturation at the k1 and b
+    every search uses and :data:`prefilter.IMPACT_REFERENCE_LENGTH`: one formula in two
+    languages."""
     for tf, length in ((1, 1), (1, 115), (3, 40), (7, 900)):
         row = await (
             await conn.execute("SELECT lexical_impact(%s, %s) AS impact", (tf, length))
