@@ -8,7 +8,8 @@ a time. This loader writes the very same rows faster, for benchmarks only:
 
 * ``documents``: ready, with the given Markdown and content hash (no extraction, no blob);
 * ``lexical_documents``: what :func:`~service.services.prefilter.store_terms` records
-  (configuration, language, passage and term counts, the distinct terms);
+  (configuration, stemming and written language, passage and term counts, the distinct
+  terms);
 * ``lexical_postings``: :func:`service.services.prefilter.postings_copy_text`'s rows, made from the
   product's own :meth:`retrieval.ChunkIndex.passage_terms`;
 
@@ -143,7 +144,7 @@ def _write(
                 )
         with conn.cursor().copy(
             "COPY lexical_documents (project_id, document_id, content_hash, config, language,"
-            " passages, terms, vocabulary) FROM STDIN"
+            " passages, terms, vocabulary, written_language) FROM STDIN"
         ) as copy:
             for document, found in zip(batch, terms, strict=True):
                 copy.write_row(
@@ -156,6 +157,7 @@ def _write(
                         len(found.terms),
                         sum(len(words) for words in found.terms),
                         vocabulary(found),
+                        found.written,
                     )
                 )
         with conn.cursor().copy(queries["copy_lexical_postings"]) as copy:

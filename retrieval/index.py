@@ -40,6 +40,12 @@ from retrieval.types import Chunk, DocumentRef, SourceDocument
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 AUTO_LANGUAGE = "auto"
 """The ``language`` that detects each document's language."""
+LANGUAGE_SAMPLE_CHARS = 2 * SAMPLE_CHARS
+"""How much of a document's Markdown :meth:`ChunkIndex.written_language` reads: its first
+:data:`~retrieval.language.SAMPLE_CHARS` once page markers are removed, with room for them."""
+_DETECTABLE = STEMMED_LANGUAGES | CJK_LANGUAGES
+"""What :func:`~retrieval.language.detect_language` can say of a text (Snowball's names, and
+the languages tokenised into bigrams)."""
 _CHUNK_OVERHEAD_BYTES = 400
 """The tuple, ints, page tuple and key string of one :class:`Chunk`, roughly."""
 
@@ -173,8 +179,12 @@ class PassageTerms(NamedTuple):
     (:meth:`ChunkIndex.passage_terms`)."""
 
     language: str
+    """The language its passages are stemmed in (:meth:`ChunkIndex.document_language`)."""
     terms: list[list[str]]
     """Per chunk, in chunk order: its terms, repeats kept."""
+    written: str
+    """The language its text is written in (:meth:`ChunkIndex.written_language`): stored
+    beside the terms, it spares a search detecting it again (:meth:`ChunkIndex.documents`)."""
 
 
 class QueryTerms(NamedTuple):
@@ -247,7 +257,7 @@ class ChunkIndex:
         (:mod:`retrieval.rerankers.cross_lingual`)."""
         if not self.detects_language:
             return self.tokenizer.language
-        detected = detect_language(without_page_markers(markdown[: 2 * SAMPLE_CHARS]))
+        detected = detect_language(without_page_markers(markdown[:LANGUAGE_SAMPLE_CHARS]))
         return detected or self.tokenizer.language
 
     def _stemmed(self, written: str) -> str:
@@ -287,10 +297,10 @@ class ChunkIndex:
     def passage_terms(self, doc: SourceDocument) -> PassageTerms:
         """Each chunk's terms exactly as this cache scores them (context, breadcrumb, text),
         without caching anything: for a lexical index kept outside the process."""
-        chunks, language, _, prefixes = self._chunked(doc)
+        chunks, language, written, prefixes = self._chunked(doc)
         tokenizer = self.tokenizer_for(language)
         texts = [prefix + c.passage for prefix, c in zip(prefixes, chunks, strict=True)]
-        return PassageTerms(language, [tokenizer.document_terms(text) for text in texts])
+        return PassageTerms(language, [tokenizer.document_terms(text) for text in texts], written)
 
     def query_term_weights(self, query: str, languages: Iterable[str]) -> Counter[str]:
         """The query's terms under each language's tokenizer, each counted as often as the
@@ -376,10 +386,11 @@ class ChunkIndex:
         ref even if the cache then evicts some of them to stay within bounds.
         A cached entry that is only chunked is made whole (and cached so).
 
-        ``languages`` (document id → language) is what :meth:`document_language` said of a
+        ``languages`` (document id → language) is what :meth:`written_language` said of a
         document's text before, e.g. stored with its :meth:`passage_terms`: detecting it is
-        a fifth of building an entry, so a language given here for a document being added is
-        taken as it is (when this cache detects languages and stems that one).
+        over a third of chunking a document, so a language given here for a document being
+        added is taken as it is (when this cache detects languages and could have said that
+        one), and the document is stemmed as :meth:`document_language` would.
         """
         found = self._documents(refs, add, languages, whole=True)
         return [entry for entry in found if isinstance(entry, IndexedDocument)]
@@ -480,23 +491,23 @@ class ChunkIndex:
             self._nbytes = 0
 
     def _known_language(self, languages: Mapping[str, str] | None, document_id: str) -> str | None:
-        """The language ``languages`` gives the document, if it is one this cache could have
-        detected (``None``: detect it)."""
+        """The written language ``languages`` gives the document, if it is one this cache
+        could have detected (``None``: detect it)."""
         if not languages or not self.detects_language:
             return None
         language = languages.get(document_id)
-        if language == self.tokenizer.language or language in STEMMED_LANGUAGES:
+        if language == self.tokenizer.language or language in _DETECTABLE:
             return language
         return None
 
     def _chunked(
-        self, doc: SourceDocument, language: str | None = None
+        self, doc: SourceDocument, written: str | None = None
     ) -> tuple[tuple[Chunk, ...], str, str, tuple[str, ...]]:
-        """A document's chunks, stemming language (detected unless given), written language
+        """A document's chunks, stemming language, written language (detected unless given)
         and per-chunk context prefixes."""
         chunks = tuple(chunk_markdown(doc.id, doc.markdown, chunk_size=self.chunk_size))
-        written = self.written_language(doc.markdown)
-        language = language or self._stemmed(written)
+        written = written or self.written_language(doc.markdown)
+        language = self._stemmed(written)
         context = document_context(doc.name, doc.markdown)
         by_heading: dict[str, str] = {}  # one string per distinct prefix, worked out once
         shared: dict[str, str] = {}
@@ -507,9 +518,9 @@ class ChunkIndex:
         return chunks, language, written, tuple(by_heading[chunk.heading] for chunk in chunks)
 
     def _build(
-        self, doc: SourceDocument, language: str | None = None, whole: bool = True
+        self, doc: SourceDocument, written: str | None = None, whole: bool = True
     ) -> CachedDocument:
-        chunks, language, written, prefixes = self._chunked(doc, language)
+        chunks, language, written, prefixes = self._chunked(doc, written)
         if whole:
             return self._indexed(doc.ref, chunks, language, prefixes, written)
         return self._chunked_only(doc.ref, chunks, language, prefixes, written)

@@ -83,7 +83,9 @@ _SCRIPT_RES = {
 }
 
 
-_ASCII_LETTER_RE = re.compile("[A-Za-z]")
+_ASCII_NON_LETTERS = bytes(b for b in range(128) if not chr(b).isalpha())
+"""ASCII's bytes but its 52 letters: deleting them from a text's ASCII part leaves its
+Latin letters there."""
 _ASCII_RE = re.compile("[\x00-\x7f]+")
 
 
@@ -91,8 +93,9 @@ def script_counts(text: str) -> Counter[str]:
     """Letters of ``text`` by script (``"LATIN"``, ``"HAN"``, ``"KANA"``, ``"CYRILLIC"``…).
 
     Every script's letters but Latin's are outside ASCII, so each pattern reads only the text's
-    other characters (a few in most texts), and ASCII letters are counted once, as Latin."""
-    latin = len(_ASCII_LETTER_RE.findall(text))
+    other characters (a few in most texts), and ASCII letters are counted once, as Latin, by
+    deleting every other byte of the text's ASCII part (one C call, no list of matches)."""
+    latin = len(text.encode("ascii", "ignore").translate(None, _ASCII_NON_LETTERS))
     if text.isascii():
         return Counter({"LATIN": latin})
     rest = _ASCII_RE.sub("", text)
@@ -104,15 +107,17 @@ def script_counts(text: str) -> Counter[str]:
 
 
 def stopword_shares(words: Iterable[str]) -> dict[str, float]:
-    """Per language, the share of ``words`` that are its stopwords."""
-    folded = [word.casefold() for word in words]
-    if not folded:
+    """Per language, the share of ``words`` that are its stopwords (each distinct word is
+    case-folded and looked up once)."""
+    counted = Counter(words)
+    total = sum(counted.values())
+    if not total:
         return {}
     hits = dict.fromkeys(_STOPWORDS, 0)
-    for word, count in Counter(folded).items():
-        for name in _LANGUAGES_OF.get(word, ()):
+    for word, count in counted.items():
+        for name in _LANGUAGES_OF.get(word.casefold(), ()):
             hits[name] += count
-    return {name: count / len(folded) for name, count in hits.items()}
+    return {name: count / total for name, count in hits.items()}
 
 
 def detect_language(text: str) -> str | None:

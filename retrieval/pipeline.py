@@ -112,8 +112,8 @@ def search(
     the candidates, and everything after the shortlist runs as usual, on documents that are
     only chunked (:meth:`ChunkIndex.chunked_documents`): a passage's figures are worked out for
     the candidates alone, and a term matrix only for the documents of the hits shown (their
-    answer spans) or of a comparison's candidates. ``languages`` are the known languages of
-    ``documents`` (:meth:`ChunkIndex.documents`).
+    answer spans) or of a comparison's candidates. ``languages`` are the known written
+    languages of ``documents`` (:meth:`ChunkIndex.documents`).
     """
     documents = tuple(documents)
     searched = functools.partial(

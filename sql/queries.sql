@@ -185,8 +185,8 @@ WHERE project_id = %(project_id)s AND status = 'ready'
 ORDER BY created_at, id;
 
 -- list_ready_document_refs_with_terms --
--- A project's searchable documents (optionally only some), oldest first, each with its stored passage terms' counts where they are current
-SELECT d.id, d.name, d.content_hash, d.kind, l.passages, l.terms, l.language
+-- A project's searchable documents (optionally only some), oldest first, each with its stored passage terms' counts and languages where they are current
+SELECT d.id, d.name, d.content_hash, d.kind, l.passages, l.terms, l.language, l.written_language
 FROM documents d LEFT JOIN lexical_documents l
   ON l.project_id = d.project_id AND l.document_id = d.id
  AND l.config = %(config)s AND l.content_hash = d.content_hash
@@ -444,13 +444,14 @@ DELETE FROM lexical_documents l USING documents d
 WHERE d.id = ANY(%(document_ids)s::uuid[]) AND l.project_id = d.project_id AND l.document_id = d.id;
 
 -- store_lexical_documents --
--- Record that ready documents' passage terms follow (each document's distinct terms joined by spaces: deleting the row deletes its postings by them), each if it still has this text (its row locked until commit, so a concurrent change of its text or status waits and then drops them); one row returned per document recorded
-INSERT INTO lexical_documents (project_id, document_id, content_hash, config, language, passages, terms, vocabulary)
+-- Record that ready documents' passage terms follow (each document's distinct terms joined by spaces: deleting the row deletes its postings by them), with the language each is stemmed in and the one it is written in, each if it still has this text (its row locked until commit, so a concurrent change of its text or status waits and then drops them); one row returned per document recorded
+INSERT INTO lexical_documents (project_id, document_id, content_hash, config, language, passages, terms, vocabulary, written_language)
 SELECT d.project_id, d.id, d.content_hash, %(config)s, t.language, t.passages, t.terms,
-       string_to_array(t.vocabulary, ' ')
+       string_to_array(t.vocabulary, ' '), t.written_language
 FROM unnest(%(document_ids)s::uuid[], %(content_hashes)s::text[], %(languages)s::text[],
-            %(passages)s::integer[], %(terms)s::bigint[], %(vocabularies)s::text[])
-     AS t(document_id, content_hash, language, passages, terms, vocabulary)
+            %(passages)s::integer[], %(terms)s::bigint[], %(vocabularies)s::text[],
+            %(written_languages)s::text[])
+     AS t(document_id, content_hash, language, passages, terms, vocabulary, written_language)
 JOIN documents d ON d.id = t.document_id
 WHERE d.status = 'ready' AND d.content_hash = t.content_hash
 ORDER BY d.id
@@ -469,6 +470,21 @@ WHERE d.status = 'ready' AND NOT EXISTS (
     WHERE l.document_id = d.id AND l.config = %(config)s AND l.content_hash = d.content_hash)
 ORDER BY d.extracted_at NULLS FIRST, d.id
 LIMIT %(limit)s;
+
+-- list_lexical_documents_without_written_language --
+-- Current stored terms' rows that have no written language (stored before migration 025), with the start of each document's text, as much of it as language detection reads
+SELECT l.document_id, l.content_hash, left(d.markdown, %(chars)s) AS start
+FROM lexical_documents l JOIN documents d ON d.id = l.document_id
+WHERE l.written_language IS NULL AND l.config = %(config)s AND l.content_hash = d.content_hash
+LIMIT %(limit)s;
+
+-- set_lexical_written_languages --
+-- Record the written language of stored terms' rows that had none, each if it is still of that text
+UPDATE lexical_documents l SET written_language = t.written_language
+FROM unnest(%(document_ids)s::uuid[], %(content_hashes)s::text[], %(written_languages)s::text[])
+     AS t(document_id, content_hash, written_language)
+WHERE l.document_id = t.document_id AND l.content_hash = t.content_hash
+  AND l.config = %(config)s AND l.written_language IS NULL;
 
 -- lexical_stats --
 -- How many documents are searched, how many of them have current stored terms, their passages and languages (a lexical_documents row is only ever of a ready document with that text: migration 011's trigger and store_lexical_documents' lock)

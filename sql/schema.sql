@@ -122,9 +122,15 @@ CREATE TABLE lexical_documents (
     -- Its postings' distinct terms, written with the row: deleting the row deletes a
     -- primary-key range of postings per term (023_lexical_vocabulary.sql).
     vocabulary    text[] NOT NULL,
+    -- The language its text is written in, as detected (its stemmer's is `language`: English
+    -- for a text in Chinese), so that a search does not detect it again; NULL only in rows
+    -- stored before 025_lexical_written_language.sql, until the backfill fills it in.
+    written_language text,
     PRIMARY KEY (project_id, document_id)
 );
 CREATE INDEX lexical_documents_document_idx ON lexical_documents (document_id);
+CREATE INDEX lexical_documents_unwritten_idx ON lexical_documents (document_id)
+    WHERE written_language IS NULL;
 
 -- One row per (term, passage): the term's frequency in the passage and the passage's length
 -- in terms, read by an index-only scan of the primary key for the query's terms.

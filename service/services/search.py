@@ -74,8 +74,8 @@ class Loaded(NamedTuple):
     """BM25's shortlist from PostgreSQL (:mod:`service.services.prefilter`), for a project of
     at least ``search.prefilter_min_passages`` passages whose terms are all stored."""
     languages: Mapping[str, str] = MappingProxyType({})
-    """The language stored with the current terms of those of ``documents`` that have them:
-    what chunking them would detect again (:meth:`ChunkIndex.documents`)."""
+    """The written language stored with the current terms of those of ``documents`` that have
+    it: what chunking them would detect again (:meth:`ChunkIndex.documents`)."""
 
 
 class Listed(NamedTuple):
@@ -381,8 +381,8 @@ class SearchEngine:
         self, conn: Connection, project_id: UUID, document_ids: Sequence[UUID] | None
     ) -> Listed:
         """The project's ready documents (or only those of ``document_ids``), oldest first, the
-        ids of those that have page images, what their stored terms cover, and the languages
-        stored with them."""
+        ids of those that have page images, what their stored terms cover, and the written
+        languages stored with them."""
         rows = await fetch_all(
             conn,
             "list_ready_document_refs_with_terms",
@@ -392,14 +392,16 @@ class SearchEngine:
         )
         refs = [DocumentRef(str(row["id"]), row["name"], row["content_hash"]) for row in rows]
         pictured = frozenset(str(row["id"]) for row in rows if has_page_images(row["kind"]))
-        languages = {str(row["id"]): row["language"] for row in rows if row["language"]}
+        languages = {
+            str(row["id"]): row["written_language"] for row in rows if row["written_language"]
+        }
         return Listed(refs, pictured, prefilter.coverage(rows), languages)
 
     async def _loaded(
         self, conn: Connection, listed: Listed, ready: int, prefiltered: Prefiltered | None = None
     ) -> Loaded:
         """What :meth:`load` returns for the documents ``listed``: with the Markdown the cache
-        lacks, and the stored languages of those documents."""
+        lacks, and the stored written languages of those documents."""
         missing = await self._load_missing(conn, listed.refs)
         languages = {
             doc.id: listed.languages[doc.id] for doc in missing if doc.id in listed.languages

@@ -77,7 +77,8 @@ async def test_the_count_migrations_count_what_is_already_stored(
     database's existing postings and documents' rows, and 019's triggers keep the counts from
     then on; 023 lists each stored document's terms, so deleting its row deletes its postings
     (through the primary key: the document index is gone); 024's index of the postings above
-    its floor holds the existing ones, and a term's best postings are read through it."""
+    its floor holds the existing ones, and a term's best postings are read through it; 025
+    leaves the existing rows' written language for the backfill to fill in."""
     await migrate(empty_database_url, [m for m in sql.migrations if m.version < 19])
     with psycopg.connect(empty_database_url, autocommit=True) as conn:
         user = conn.execute("INSERT INTO users (name) VALUES ('old') RETURNING id").fetchone()
@@ -122,6 +123,10 @@ async def test_the_count_migrations_count_what_is_already_stored(
             "SELECT count(*) FROM lexical_best_postings(%s, 'quokka', 10)", (project[0],)
         ).fetchone()
         assert best == (4,)
+        unwritten = conn.execute(
+            "SELECT count(*) FROM lexical_documents WHERE written_language IS NULL"
+        ).fetchone()
+        assert unwritten == (2,)
         sums = conn.execute(
             "SELECT config, language, documents, passages, terms FROM lexical_project_stats"
         ).fetchall()

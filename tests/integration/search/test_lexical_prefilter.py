@@ -442,6 +442,64 @@ async def test_a_search_hands_the_stored_languages_of_the_documents_it_chunks(
         assert set(found.languages) == {doc.id for doc in found.documents}
 
 
+CHINESE = (
+    "量子.md",
+    "<!-- page 1 -->\n# 量子计算\n\n量子计算机利用量子力学原理进行信息处理。研究人员在实验室中"
+    "测试了新的算法，结果显示计算速度显著提高。这项研究为未来的应用打下了基础。\n",
+)
+
+
+async def test_the_written_language_is_stored_with_the_terms_and_filled_in_where_missing(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    """A document in Chinese is stemmed as the default language (read in bigrams) but written
+    in Chinese: both are stored with its terms, and a search hands the cache the written one.
+    Rows stored before migration 025 have none: a search hands none for them (the cache
+    detects it), until the backfill fills it in from the start of the text."""
+    async for project in _project(db_url, tmp_path, conn, "written", prefilter_min_passages=10**9):
+        pid = project.owner.project.id
+        english = await _add(conn, pid, *_abstract_documents(1)[0])
+        chinese = await _add(conn, pid, *CHINESE)
+
+        async def stored() -> dict[str, tuple[str, str | None]]:
+            rows = await (
+                await conn.execute(
+                    "SELECT document_id, language, written_language FROM lexical_documents"
+                    " WHERE project_id = %s",
+                    (pid,),
+                )
+            ).fetchall()
+            return {str(r["document_id"]): (r["language"], r["written_language"]) for r in rows}
+
+        async def handed() -> dict[str, str]:
+            project.runtime.search.index.clear()  # as after a restart: every text is loaded
+            async with project.runtime.pool.connection() as c:
+                found = await project.runtime.search.load(c, pid, query="量子计算")
+            assert len(found.documents) == 2
+            return dict(found.languages)
+
+        await _backfill(project.runtime)
+        assert await stored() == {
+            str(english): ("english", "english"),
+            str(chinese): ("english", "chinese"),
+        }
+        assert await handed() == {str(english): "english", str(chinese): "chinese"}
+        hit = (await project.search("量子计算")).result.hits[0]
+        assert hit.document_name == CHINESE[0]
+
+        await conn.execute(
+            "UPDATE lexical_documents SET written_language = NULL WHERE project_id = %s", (pid,)
+        )
+        assert await handed() == {}
+        assert await prefilter.backfill(project.runtime) == 2
+        assert await prefilter.backfill(project.runtime) == 0
+        assert await stored() == {
+            str(english): ("english", "english"),
+            str(chinese): ("english", "chinese"),
+        }
+        assert await handed() == {str(english): "english", str(chinese): "chinese"}
+
+
 async def _store_terms(
     url: str, document: SourceDocument, index: ChunkIndex, terms: PassageTerms, out: list[bool]
 ) -> None:

@@ -145,6 +145,34 @@ def test_a_known_language_is_taken_as_given_and_builds_what_detection_builds() -
     assert told.documents([FRENCH.ref])[0].language == "german"
 
 
+CHINESE = SourceDocument(
+    "zh",
+    "量子.md",
+    "v1",
+    "# 量子计算\n\n量子计算机利用量子力学原理进行信息处理。研究人员在实验室中测试了新的算法，"
+    "结果显示计算速度显著提高。这项研究为未来的应用打下了基础。",
+)
+
+
+def test_the_written_language_given_is_read_as_the_detected_one_would_be() -> None:
+    """The language passed in is the written one: a text in Chinese is written in Chinese but
+    stemmed as the default language (read in bigrams), whether detected or given."""
+    index = ChunkIndex(chunk_size=200)
+    terms = index.passage_terms(CHINESE)
+    assert (terms.language, terms.written) == ("english", "chinese")
+    index.add([CHINESE])
+    (detected,) = index.chunked_documents([CHINESE.ref])
+    assert (detected.language, detected.written_in) == ("english", "chinese")
+    given = ChunkIndex(chunk_size=200)
+    given.add([CHINESE], languages={"zh": "chinese"})
+    (same,) = given.chunked_documents([CHINESE.ref])
+    assert (same.language, same.written_in, same.chunks) == ("english", "chinese", detected.chunks)
+    told = ChunkIndex(chunk_size=200)
+    told.add([FRENCH], languages={"fr": "japanese"})  # taken as given, not detected again
+    (french,) = told.chunked_documents([FRENCH.ref])
+    assert (french.language, french.written_in) == ("english", "japanese")
+
+
 def test_a_language_the_cache_could_not_have_detected_is_detected_instead() -> None:
     for languages in ({"fr": "klingon"}, {"other": "german"}, {}):
         index = ChunkIndex(chunk_size=200)

@@ -11,7 +11,7 @@ from service.services.prefilter import MAX_TERM_CHARS, postings_copy_text, vocab
 
 def test_each_distinct_term_of_a_passage_is_one_line_with_its_frequency_and_the_length() -> None:
     text = postings_copy_text(
-        [("p", "d", PassageTerms("english", [["cat", "hat", "cat"], ["dog"]]))]
+        [("p", "d", PassageTerms("english", [["cat", "hat", "cat"], ["dog"]], "english"))]
     )
     assert text.splitlines() == ["p\tcat\td\t0\t2\t3", "p\tdog\td\t1\t1\t1", "p\that\td\t0\t1\t3"]
 
@@ -19,7 +19,7 @@ def test_each_distinct_term_of_a_passage_is_one_line_with_its_frequency_and_the_
 def test_a_term_holding_copy_syntax_is_escaped_and_an_oversized_one_is_left_out() -> None:
     hostile = "a\\b\tc\nd"
     huge = "x" * (MAX_TERM_CHARS + 1)
-    text = postings_copy_text([("p", "d", PassageTerms("english", [[hostile, huge]]))])
+    text = postings_copy_text([("p", "d", PassageTerms("english", [[hostile, huge]], "english"))])
     assert text == "p\ta\\\\b\\tc\\nd\td\t0\t1\t2\n"
 
 
@@ -29,9 +29,9 @@ def test_several_documents_lines_come_in_the_primary_keys_order() -> None:
     many = [["cat"]] * 11
     text = postings_copy_text(
         [
-            ("q", "d2", PassageTerms("english", [["ant"]])),
-            ("p", "d2", PassageTerms("english", [["cat", "bee"], ["bee"]])),
-            ("p", "d1", PassageTerms("english", many)),
+            ("q", "d2", PassageTerms("english", [["ant"]], "english")),
+            ("p", "d2", PassageTerms("english", [["cat", "bee"], ["bee"]], "english")),
+            ("p", "d1", PassageTerms("english", many, "english")),
         ]
     )
     keys = [tuple(line.split("\t")[:4]) for line in text.splitlines()]
@@ -43,7 +43,7 @@ def test_several_documents_lines_come_in_the_primary_keys_order() -> None:
 
 def test_the_vocabulary_is_the_distinct_terms_of_the_lines() -> None:
     huge = "x" * (MAX_TERM_CHARS + 1)
-    terms = PassageTerms("english", [["cat", "hat", "cat"], ["dog", "cat", huge]])
+    terms = PassageTerms("english", [["cat", "hat", "cat"], ["dog", "cat", huge]], "english")
     lines = postings_copy_text([("p", "d", terms)]).splitlines()
     assert sorted(vocabulary(terms)) == sorted({line.split("\t")[1] for line in lines})
     assert sorted(vocabulary(terms)) == ["cat", "dog", "hat"]
@@ -51,4 +51,4 @@ def test_the_vocabulary_is_the_distinct_terms_of_the_lines() -> None:
 
 def test_a_term_holding_a_space_is_refused_since_it_would_be_sent_as_two() -> None:
     with pytest.raises(ValueError, match="space"):
-        vocabulary(PassageTerms("english", [["two words"]]))
+        vocabulary(PassageTerms("english", [["two words"]], "english"))
