@@ -539,32 +539,50 @@ ORDER BY bm25 DESC, p.document_id, p.passage
 LIMIT %(limit)s;
 
 -- lexical_top_passages_by_impact --
--- The best passages for the query by Lucene's BM25, reading only each term's depth best postings by impact (migration 024's lexical_best_postings): those postings' partial sums pick the rescore best candidates, which are then scored exactly over every query term
+-- The best passages for the query by Lucene's BM25, reading every posting of the terms in at most depth passages and only the depth best by impact of the others, the deep ones (migration 024's lexical_best_postings): those postings' partial sums pick the rescore best candidates, whose scores are then completed over the deep terms (the others' are already exact)
 WITH q AS (
-    SELECT * FROM unnest(%(terms)s::text[], %(weights)s::float8[], %(idfs)s::float8[])
-        AS q (term, weight, idf)
+    SELECT * FROM unnest(%(terms)s::text[], %(weights)s::float8[], %(idfs)s::float8[],
+                         %(deep)s::boolean[])
+        AS q (term, weight, idf, deep)
 ), best AS (
-    SELECT p.document_id, p.passage,
+    SELECT p.document_id, p.passage, p.length, q.deep, q.idf,
            q.weight * p.tf / (p.tf + %(k1)s::float8
                * (1 - %(b)s::float8 + %(b)s::float8 * p.length / %(average)s::float8)) AS part
     FROM q CROSS JOIN LATERAL lexical_best_postings(%(project_id)s, q.term, %(depth)s) p
+    WHERE q.deep
+    UNION ALL
+    SELECT p.document_id, p.passage, p.length, q.deep, q.idf,
+           q.weight * p.tf / (p.tf + %(k1)s::float8
+               * (1 - %(b)s::float8 + %(b)s::float8 * p.length / %(average)s::float8)) AS part
+    FROM q CROSS JOIN LATERAL (
+        -- OFFSET 0 keeps it a scan of the primary key per term (joined as a whole, the
+        -- planner may hash every posting of the query's terms, as below)
+        SELECT * FROM lexical_postings p
+        WHERE p.project_id = %(project_id)s AND p.term = q.term OFFSET 0
+    ) p
+    WHERE NOT q.deep
 ), candidates AS (
-    SELECT document_id, passage FROM best GROUP BY document_id, passage
+    SELECT document_id, passage, max(length) AS length,
+           coalesce(sum(part) FILTER (WHERE NOT deep), 0) AS shallow,
+           coalesce(sum(idf) FILTER (WHERE NOT deep), 0) AS shallow_covered
+    FROM best GROUP BY document_id, passage
     ORDER BY sum(part) DESC, document_id, passage
     LIMIT %(rescore)s
 )
-SELECT c.document_id, c.passage, s.bm25, s.covered, s.length
+SELECT c.document_id, c.passage, c.shallow + coalesce(s.bm25, 0) AS bm25,
+       c.shallow_covered + coalesce(s.covered, 0) AS covered, c.length
 FROM candidates c CROSS JOIN LATERAL (
-    -- A probe of the primary key per candidate and term (joined outside a LATERAL, the
+    -- A probe of the primary key per candidate and deep term (joined outside a LATERAL, the
     -- planner misjudges the terms' postings and hashes all of them: 3x slower at 1M passages)
     SELECT sum(q.weight * p.tf / (p.tf + %(k1)s::float8
                * (1 - %(b)s::float8 + %(b)s::float8 * p.length / %(average)s::float8))) AS bm25,
-           sum(q.idf) AS covered, max(p.length) AS length
+           sum(q.idf) AS covered
     FROM q JOIN lexical_postings p
         ON p.project_id = %(project_id)s AND p.term = q.term
        AND p.document_id = c.document_id AND p.passage = c.passage
+    WHERE q.deep
 ) s
-ORDER BY s.bm25 DESC, c.document_id, c.passage
+ORDER BY bm25 DESC, c.document_id, c.passage
 LIMIT %(limit)s;
 
 -- lexical_document_term_passages --

@@ -328,14 +328,16 @@ async def shortlist(
     """The best ``limit`` passages of the searched documents for ``query`` by BM25, with
     their term coverage (:func:`retrieval.shortlist.term_coverage`), from the stored terms.
 
-    ``depth`` > 0 (the search passes :func:`term_depth`) reads only each term's best ``depth``
-    postings by impact (``lexical_best_postings``: an index-only scan of
-    ``lexical_postings_impact_idx``, which holds the postings at or above the impact floor,
-    and of the rest of the term's only where those are fewer), a small share of a common
-    term's; their partial sums choose ``rescore`` candidates (by default
-    :data:`RESCORE_FACTOR` × ``limit``), which are scored exactly. Where every term is in at
-    most ``depth`` passages the search reads them all (the exact shortlist, and cheaper than
-    rescoring), as does a search of some documents (the index is per project)."""
+    ``depth`` > 0 (the search passes :func:`term_depth`) reads only the best ``depth``
+    postings by impact of each term in more passages than that, a small share of a common
+    term's (``lexical_best_postings``: an index-only scan of ``lexical_postings_impact_idx``,
+    which holds the postings at or above the impact floor, and of the rest of the term's only
+    where those are fewer), and every posting of the other terms; their partial sums choose
+    ``rescore`` candidates (by default :data:`RESCORE_FACTOR` × ``limit``), whose scores are
+    completed over the deep terms by a probe each (the other terms' parts are exact already).
+    Where every term is in at most ``depth`` passages the search reads them all (the exact
+    shortlist, and cheaper than rescoring), as does a search of some documents (the index is
+    per project)."""
     weights = index.query_term_weights(query, covered.languages)
     total = covered.passages
     if not weights or total == 0:
@@ -363,7 +365,15 @@ async def shortlist(
         rows = await fetch_all(
             conn,
             "lexical_top_passages_by_impact" if by_impact else "lexical_top_passages",
-            **({"depth": depth, "rescore": rescore or RESCORE_FACTOR * limit} if by_impact else {}),
+            **(
+                {
+                    "depth": depth,
+                    "rescore": rescore or RESCORE_FACTOR * limit,
+                    "deep": [frequency[term] > depth for term in found],
+                }
+                if by_impact
+                else {}
+            ),
             terms=found,
             weights=[weights[term] * idf[term] for term in found],
             idfs=[idf[term] for term in found],

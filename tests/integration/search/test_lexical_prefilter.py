@@ -720,8 +720,9 @@ async def test_reading_each_terms_best_postings_scores_what_it_returns_exactly(
     db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
 ) -> None:
     """With a depth far below the terms' document frequencies the shortlist is read from each
-    term's best postings, yet every passage it returns carries its exact BM25, the best one is
-    the exact shortlist's, and a depth above every frequency gives the exact shortlist."""
+    such term's best postings (and every posting of the rarer terms), yet every passage it
+    returns carries its exact BM25, term coverage and length, the best one is the exact
+    shortlist's, and a depth above every frequency gives the exact shortlist."""
     documents = _abstract_documents(120)
     async for project in _project(db_url, tmp_path, conn, "depth", prefilter_min_passages=1):
         project_id = project.owner.project.id
@@ -730,29 +731,34 @@ async def test_reading_each_terms_best_postings_scores_what_it_returns_exactly(
         await _backfill(project.runtime)
         index = project.runtime.search.index
         frequencies = await _frequencies(conn, project_id)
+        mixed = 0  # queries with terms both past the depth and within it
         async with project.runtime.pool.connection() as db:
             covered = await prefilter.stats(db, index.terms_config, project_id, None)
             for query in QUERIES:
                 terms = index.query_term_weights(query, covered.languages)
                 assert max(frequencies.get(term, 0) for term in terms) > 8, "nothing truncated"
+                mixed += 0 < min(frequencies.get(term, 0) or 9 for term in terms) <= 8
                 everything = await prefilter.shortlist(
                     db, index, project_id, query, covered, None, limit=covered.passages
                 )
-                exact = {(p.document_id, p.ordinal): p.bm25 for p in everything.passages}
+                exact = {(p.document_id, p.ordinal): p for p in everything.passages}
                 shallow = await prefilter.shortlist(
                     db, index, project_id, query, covered, None, limit=20, depth=8
                 )
                 best = everything.passages[0]
                 assert shallow.passages[0][:2] == (best.document_id, best.ordinal)
                 for passage in shallow.passages:
-                    key = (passage.document_id, passage.ordinal)
-                    assert passage.bm25 == pytest.approx(exact[key], rel=1e-9)
+                    found = exact[(passage.document_id, passage.ordinal)]
+                    assert passage.bm25 == pytest.approx(found.bm25, rel=1e-9)
+                    assert passage.coverage == pytest.approx(found.coverage, rel=1e-9)
+                    assert passage.length == found.length
                 deep = await prefilter.shortlist(
                     db, index, project_id, query, covered, None, limit=20, depth=10**6
                 )
                 assert [(p.document_id, p.ordinal) for p in deep.passages] == [
                     (p.document_id, p.ordinal) for p in everything.passages[:20]
                 ]
+        assert mixed >= 2
 
 
 async def test_a_terms_best_postings_are_its_best_whether_or_not_the_index_holds_enough(
