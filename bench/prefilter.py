@@ -6,7 +6,8 @@ documents, by default of 4 abstracts, one a page, repeated with varied wording),
 product's own backfill (:func:`service.services.prefilter.backfill`). Then, for each path, a
 fresh :class:`~service.services.search.SearchEngine` (an empty cache, as after a restart)
 answers the same SciFact claims through :func:`~service.services.search.search_project`,
-reranker ``none``:
+reranker ``none`` (``--reranker local``: the local model, the product's default without a
+Cohere key):
 
 * exhaustive: ``prefilter_min_passages`` above the project (the cache bound raised so that
   the project fits: the fairest case for it);
@@ -224,6 +225,7 @@ async def cost(
     *,
     bulk: bool = False,
     exhaustive_up_to: int = 10**9,
+    reranker: str = "none",
 ) -> None:
     abstracts = load_abstracts(SCIFACT_DIR)
     queries = load_queries(SCIFACT_DIR, query_count + 1)
@@ -270,14 +272,28 @@ async def cost(
         exhaustive = None
         if covered.passages <= exhaustive_up_to:
             exhaustive = await run_path(
-                url, datname, owner, queries, prefilter_min_passages=10**9, cache_max_mb=16384
+                url,
+                datname,
+                owner,
+                queries,
+                reranker=reranker,
+                prefilter_min_passages=10**9,
+                cache_max_mb=16384,
             )
             assert not exhaustive.prefiltered
             print(f"{size}: exhaustive measured", file=sys.stderr)
         every = await run_path(
-            url, datname, owner, queries, prefilter_min_passages=1, prefilter_term_depth=0
+            url,
+            datname,
+            owner,
+            queries,
+            reranker=reranker,
+            prefilter_min_passages=1,
+            prefilter_term_depth=0,
         )
-        filtered = await run_path(url, datname, owner, queries, prefilter_min_passages=1)
+        filtered = await run_path(
+            url, datname, owner, queries, reranker=reranker, prefilter_min_passages=1
+        )
         print(f"{size}: prefiltered measured", file=sys.stderr)
         assert every.prefiltered and filtered.prefiltered
         rows.append(
@@ -286,7 +302,7 @@ async def cost(
 
     print(f"Command: `python -m bench.prefilter {' '.join(sys.argv[1:])}`")
     print(
-        f"{query_count} warm SciFact claims after one cold one, reranker none, top 10; "
+        f"{query_count} warm SciFact claims after one cold one, reranker {reranker}, top 10; "
         f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())} on {os.cpu_count()} CPUs, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"
     )
@@ -360,6 +376,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=10**9,
         help="measure the exhaustive path only up to this many passages",
     )
+    parser.add_argument(
+        "--reranker",
+        choices=("none", "local"),
+        default="none",
+        help="the searches' reranker: none, or the local model (the default with no Cohere key)",
+    )
     parser.add_argument("--quality", action="store_true")
     parser.add_argument("--skip-scifact", action="store_true", help="--quality: the dev set only")
     parser.add_argument("--skip-dev", action="store_true", help="--quality: SciFact only")
@@ -378,6 +400,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 args.abstracts_per_document,
                 bulk=args.bulk,
                 exhaustive_up_to=args.exhaustive_up_to,
+                reranker=args.reranker,
             )
         )
 
