@@ -543,16 +543,16 @@ ORDER BY bm25 DESC, p.document_id, p.passage
 LIMIT %(limit)s;
 
 -- lexical_top_passages_by_impact --
--- The best passages for the query by Lucene's BM25, reading every posting of the terms in at most depth passages and only the depth best by impact of the others, the deep ones (migration 024's lexical_best_postings): those postings' partial sums pick the rescore best candidates, whose scores are then completed over the deep terms (the others' are already exact)
+-- The best passages for the query by Lucene's BM25, reading every posting of the terms that are not deep and only each deep term's best postings by impact, as many as its depth (migration 024's lexical_best_postings): those postings' partial sums pick the rescore best candidates, whose scores are then completed over the deep terms (the others' are already exact)
 WITH q AS (
     SELECT * FROM unnest(%(terms)s::text[], %(weights)s::float8[], %(idfs)s::float8[],
-                         %(deep)s::boolean[])
-        AS q (term, weight, idf, deep)
+                         %(deep)s::boolean[], %(depths)s::integer[])
+        AS q (term, weight, idf, deep, depth)
 ), best AS (
     SELECT p.document_id, p.passage, p.length, q.deep, q.idf,
            q.weight * p.tf / (p.tf + %(k1)s::float8
                * (1 - %(b)s::float8 + %(b)s::float8 * p.length / %(average)s::float8)) AS part
-    FROM q CROSS JOIN LATERAL lexical_best_postings(%(project_id)s, q.term, %(depth)s) p
+    FROM q CROSS JOIN LATERAL lexical_best_postings(%(project_id)s, q.term, q.depth) p
     WHERE q.deep
     UNION ALL
     SELECT p.document_id, p.passage, p.length, q.deep, q.idf,

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -77,6 +78,9 @@ claims over 1M passages at a depth of 10,000 (``bench/prefilter_depth.py``; each
 there has ~115 near-copies whose scores all but tie, so the exact top 100 is crowded): 5×
 kept 0.95 of the exact SQL top 10, 10× 0.985, 15× 0.995 (but 15× end to end cost 100k
 passages its p95 target)."""
+LIGHTEST_DEPTH_SHARE = 0.1
+"""The least share of the depth a deep query term's read covers, however light it is
+(:func:`term_depths`)."""
 DEPTH_SHARE = 0.01
 """A term's postings read, as a share of the project's passages, where that is more than
 ``search.prefilter_term_depth``: a fixed depth of 2,000 that keeps the exact top 10 at 100k
@@ -304,6 +308,20 @@ async def stats(
     )
 
 
+def term_depths(weights: Sequence[float], deep: Sequence[bool], depth: int) -> list[int]:
+    """How many of its best postings each query term of these BM25 ``weights`` has read, where
+    ``deep`` says it is in more passages than ``depth``: the heaviest deep term ``depth``, a
+    lighter one in proportion to its weight (at least :data:`LIGHTEST_DEPTH_SHARE` of it), for
+    a posting of a term half as heavy adds at most half as much to a passage's sum; a term that
+    is not deep has all of its postings read (``depth``, which is more than it has)."""
+    heaviest = max((weight for weight, past in zip(weights, deep, strict=True) if past), default=0)
+    least = math.ceil(depth * LIGHTEST_DEPTH_SHARE)
+    return [
+        max(least, math.ceil(depth * weight / heaviest)) if past else depth
+        for weight, past in zip(weights, deep, strict=True)
+    ]
+
+
 def term_depth(minimum: int, passages: int) -> int:
     """How many postings of each query term a search of ``passages`` stored passages reads
     (0: every one): ``minimum`` (``search.prefilter_term_depth``), or :data:`DEPTH_SHARE` of
@@ -328,11 +346,12 @@ async def shortlist(
     """The best ``limit`` passages of the searched documents for ``query`` by BM25, with
     their term coverage (:func:`retrieval.shortlist.term_coverage`), from the stored terms.
 
-    ``depth`` > 0 (the search passes :func:`term_depth`) reads only the best ``depth``
-    postings by impact of each term in more passages than that, a small share of a common
-    term's (``lexical_best_postings``: an index-only scan of ``lexical_postings_impact_idx``,
-    which holds the postings at or above the impact floor, and of the rest of the term's only
-    where those are fewer), and every posting of the other terms; their partial sums choose
+    ``depth`` > 0 (the search passes :func:`term_depth`) reads only the best postings by
+    impact of each term in more passages than that, a small share of a common term's: ``depth``
+    of the heaviest such term's, fewer of a lighter one's (:func:`term_depths`;
+    ``lexical_best_postings``: an index-only scan of ``lexical_postings_impact_idx``, which
+    holds the postings at or above the impact floor, and of the rest of the term's only where
+    those are fewer), and every posting of the other terms; their partial sums choose
     ``rescore`` candidates (by default :data:`RESCORE_FACTOR` × ``limit``), whose scores are
     completed over the deep terms by a probe each (the other terms' parts are exact already).
     Where every term is in at most ``depth`` passages the search reads them all (the exact
@@ -367,9 +386,13 @@ async def shortlist(
             "lexical_top_passages_by_impact" if by_impact else "lexical_top_passages",
             **(
                 {
-                    "depth": depth,
                     "rescore": rescore or RESCORE_FACTOR * limit,
                     "deep": [frequency[term] > depth for term in found],
+                    "depths": term_depths(
+                        [weights[term] * idf[term] for term in found],
+                        [frequency[term] > depth for term in found],
+                        depth,
+                    ),
                 }
                 if by_impact
                 else {}
