@@ -449,6 +449,30 @@ CHINESE = (
 )
 
 
+async def _languages_stored(
+    conn: psycopg.AsyncConnection[Any], project_id: UUID
+) -> dict[str, tuple[str, str | None]]:
+    """Each of the project's stored documents' stemming and written languages."""
+    rows = await (
+        await conn.execute(
+            "SELECT document_id, language, written_language FROM lexical_documents"
+            " WHERE project_id = %s",
+            (project_id,),
+        )
+    ).fetchall()
+    return {str(r["document_id"]): (r["language"], r["written_language"]) for r in rows}
+
+
+async def _languages_handed(project: Project) -> dict[str, str]:
+    """The written languages a search of the whole project hands the chunk cache, the cache
+    emptied first (as after a restart: every text is loaded)."""
+    project.runtime.search.index.clear()
+    async with project.runtime.pool.connection() as c:
+        found = await project.runtime.search.load(c, project.owner.project.id, query="量子计算")
+    assert len(found.documents) == 2
+    return dict(found.languages)
+
+
 async def test_the_written_language_is_stored_with_the_terms_and_filled_in_where_missing(
     db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
 ) -> None:
@@ -460,44 +484,23 @@ async def test_the_written_language_is_stored_with_the_terms_and_filled_in_where
         pid = project.owner.project.id
         english = await _add(conn, pid, *_abstract_documents(1)[0])
         chinese = await _add(conn, pid, *CHINESE)
-
-        async def stored() -> dict[str, tuple[str, str | None]]:
-            rows = await (
-                await conn.execute(
-                    "SELECT document_id, language, written_language FROM lexical_documents"
-                    " WHERE project_id = %s",
-                    (pid,),
-                )
-            ).fetchall()
-            return {str(r["document_id"]): (r["language"], r["written_language"]) for r in rows}
-
-        async def handed() -> dict[str, str]:
-            project.runtime.search.index.clear()  # as after a restart: every text is loaded
-            async with project.runtime.pool.connection() as c:
-                found = await project.runtime.search.load(c, pid, query="量子计算")
-            assert len(found.documents) == 2
-            return dict(found.languages)
+        stored = {str(english): ("english", "english"), str(chinese): ("english", "chinese")}
+        handed = {str(english): "english", str(chinese): "chinese"}
 
         await _backfill(project.runtime)
-        assert await stored() == {
-            str(english): ("english", "english"),
-            str(chinese): ("english", "chinese"),
-        }
-        assert await handed() == {str(english): "english", str(chinese): "chinese"}
+        assert await _languages_stored(conn, pid) == stored
+        assert await _languages_handed(project) == handed
         hit = (await project.search("量子计算")).result.hits[0]
         assert hit.document_name == CHINESE[0]
 
         await conn.execute(
             "UPDATE lexical_documents SET written_language = NULL WHERE project_id = %s", (pid,)
         )
-        assert await handed() == {}
+        assert await _languages_handed(project) == {}
         assert await prefilter.backfill(project.runtime) == 2
         assert await prefilter.backfill(project.runtime) == 0
-        assert await stored() == {
-            str(english): ("english", "english"),
-            str(chinese): ("english", "chinese"),
-        }
-        assert await handed() == {str(english): "english", str(chinese): "chinese"}
+        assert await _languages_stored(conn, pid) == stored
+        assert await _languages_handed(project) == handed
 
 
 async def _store_terms(
