@@ -543,11 +543,11 @@ ORDER BY bm25 DESC, p.document_id, p.passage
 LIMIT %(limit)s;
 
 -- lexical_top_passages_by_impact --
--- The best passages for the query by Lucene's BM25, reading every posting of the terms that are not deep and only each deep term's best postings by impact, as many as its depth (migration 024's lexical_best_postings): those postings' partial sums pick the rescore best candidates, whose scores are then completed over the deep terms (the others' are already exact)
+-- The best passages for the query by Lucene's BM25, reading only each deep term's best postings by impact, as many as its depth (migration 024's lexical_best_postings), and every posting of the others (their depth NULL): those postings' partial sums pick the rescore best candidates, whose scores are then completed over the deep terms (the others' are already exact)
 WITH q AS (
-    SELECT * FROM unnest(%(terms)s::text[], %(weights)s::float8[], %(idfs)s::float8[],
-                         %(deep)s::boolean[], %(depths)s::integer[])
-        AS q (term, weight, idf, deep, depth)
+    SELECT term, weight, idf, depth, depth IS NOT NULL AS deep
+    FROM unnest(%(terms)s::text[], %(weights)s::float8[], %(idfs)s::float8[],
+                %(depths)s::integer[]) AS q (term, weight, idf, depth)
 ), best AS (
     SELECT p.document_id, p.passage, p.length, q.deep, q.idf,
            q.weight * p.tf / (p.tf + %(k1)s::float8

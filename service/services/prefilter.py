@@ -206,8 +206,9 @@ async def passage_terms(index: ChunkIndex, document: SourceDocument) -> PassageT
 
 
 async def backfill(runtime: Runtime, *, batch: int = BACKFILL_BATCH) -> int:
-    """Store the terms of up to ``batch`` ready documents that lack current ones; how many
-    were looked at (0: none is left)."""
+    """Store the terms of up to ``batch`` ready documents that lack current ones, or where none
+    does, record the written language of stored rows that lack it
+    (:func:`fill_written_languages`); how many were looked at (0: none is left)."""
     index = runtime.search.index
     config = index.terms_config
     async with connection(runtime.pool) as conn:
@@ -238,11 +239,12 @@ async def fill_written_languages(runtime: Runtime, *, batch: int) -> int:
             chars=LANGUAGE_SAMPLE_CHARS,
             limit=batch,
         )
-        if not rows:
-            return 0
-        written = await anyio.to_thread.run_sync(
-            lambda: [index.written_language(row["start"]) for row in rows]
-        )
+    if not rows:
+        return 0
+    written = await anyio.to_thread.run_sync(
+        lambda: [index.written_language(row["start"]) for row in rows]
+    )
+    async with connection(runtime.pool) as conn:
         await execute(
             conn,
             "set_lexical_written_languages",
@@ -308,16 +310,19 @@ async def stats(
     )
 
 
-def term_depths(weights: Sequence[float], deep: Sequence[bool], depth: int) -> list[int]:
-    """How many of its best postings each query term of these BM25 ``weights`` has read, where
-    ``deep`` says it is in more passages than ``depth``: the heaviest deep term ``depth``, a
-    lighter one in proportion to its weight (at least :data:`LIGHTEST_DEPTH_SHARE` of it), for
-    a posting of a term half as heavy adds at most half as much to a passage's sum; a term that
-    is not deep has all of its postings read (``depth``, which is more than it has)."""
+def term_depths(
+    weights: Sequence[float], frequencies: Sequence[int], depth: int
+) -> list[int | None]:
+    """How many of its best postings each query term of these BM25 ``weights`` and passage
+    ``frequencies`` has read: ``None`` (every one) for a term in at most ``depth`` passages;
+    of the others, the deep ones, the heaviest ``depth`` and a lighter one in proportion to its
+    weight (at least :data:`LIGHTEST_DEPTH_SHARE` of ``depth``), for a posting of a term half
+    as heavy adds at most half as much to a passage's sum."""
+    deep = [frequency > depth for frequency in frequencies]
     heaviest = max((weight for weight, past in zip(weights, deep, strict=True) if past), default=0)
     least = math.ceil(depth * LIGHTEST_DEPTH_SHARE)
     return [
-        max(least, math.ceil(depth * weight / heaviest)) if past else depth
+        max(least, math.ceil(depth * weight / heaviest)) if past else None
         for weight, past in zip(weights, deep, strict=True)
     ]
 
@@ -377,6 +382,7 @@ async def shortlist(
     found = [term for term in weights if term in frequency]
     if not found:
         return Prefiltered((), total)
+    term_weights = [weights[term] * idf[term] for term in found]
     async with conn.transaction():
         await conn.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
         # Reading a term's best postings only pays where it has more; else read them all.
@@ -387,18 +393,13 @@ async def shortlist(
             **(
                 {
                     "rescore": rescore or RESCORE_FACTOR * limit,
-                    "deep": [frequency[term] > depth for term in found],
-                    "depths": term_depths(
-                        [weights[term] * idf[term] for term in found],
-                        [frequency[term] > depth for term in found],
-                        depth,
-                    ),
+                    "depths": term_depths(term_weights, [frequency[term] for term in found], depth),
                 }
                 if by_impact
                 else {}
             ),
             terms=found,
-            weights=[weights[term] * idf[term] for term in found],
+            weights=term_weights,
             idfs=[idf[term] for term in found],
             average=max(covered.terms / total, 1e-9),
             k1=k1,

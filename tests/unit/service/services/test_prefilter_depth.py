@@ -13,10 +13,10 @@ def test_a_terms_depth_is_the_setting_or_a_share_of_the_project_whichever_is_mor
 
 def test_a_deep_term_reads_postings_in_proportion_to_its_weight() -> None:
     weights = [8.0, 4.0, 0.1, 2.5, 6.0]
-    deep = [True, True, True, False, False]
-    depths = prefilter.term_depths(weights, deep, 10_000)
+    frequencies = [50_000, 20_000, 90_000, 10_000, 300]
+    depths = prefilter.term_depths(weights, frequencies, 10_000)
     assert depths[0] == 10_000, "the heaviest deep term reads the whole depth"
     assert depths[1] == 5_000, "half as heavy, half as deep"
     assert depths[2] == 10_000 * prefilter.LIGHTEST_DEPTH_SHARE, "never below the least share"
-    assert depths[3:] == [10_000, 10_000], "a term that is not deep is read whole"
-    assert prefilter.term_depths([6.0, 1.0], [False, True], 2_000) == [2_000, 2_000]
+    assert depths[3:] == [None, None], "a term in at most the depth's passages is read whole"
+    assert prefilter.term_depths([6.0, 1.0], [1_999, 2_001], 2_000) == [None, 2_000]
