@@ -15,6 +15,12 @@ Cohere key):
   exact BM25 shortlist, which is the exhaustive path's);
 * prefiltered: ``prefilter_min_passages`` 1, the default depth and cache bound.
 
+``--warm-vectors`` (with ``--reranker local``) measures the prefiltered path alone as a warm
+service answers: before the warm claims are timed, the local model is given the vectors of each
+one's candidates through its own ``warm()`` (what the background warm-up does for the passages
+searches touch), and the chunk cache is emptied again, so that each search still chunks its
+documents as a new claim's does.
+
 Figures: the first query (cold) and the warm p50 / p95, wall-clock, this process's CPU and the
 CPU of the database's backends serving it (read from ``/proc``, 10 ms ticks, so per query only
 as a mean), the chunk cache's size, and the share of the exact top 10 each path's top 10
@@ -47,6 +53,7 @@ from psycopg.rows import dict_row
 
 from bench.bulk_load import DOCUMENT_COLUMNS, bulk_load, ready_document_row
 from bench.latency import SCIFACT_DIR, corpus, load_abstracts, load_queries
+from retrieval.rerankers import WarmableReranker
 from retrieval.types import SourceDocument
 from service.records import Principal
 from service.runtime import Runtime, open_runtime
@@ -169,12 +176,21 @@ class PathFigures(NamedTuple):
 
 
 async def run_path(
-    url: str, datname: str, owner: Owner, queries: list[str], **search: object
+    url: str,
+    datname: str,
+    owner: Owner,
+    queries: list[str],
+    *,
+    warm_vectors: bool = False,
+    **search: object,
 ) -> PathFigures:
     with tempfile.TemporaryDirectory() as data_dir:
         settings = settings_for(url, Path(data_dir), **search)
         async with open_runtime(settings, background=False) as runtime:
             cold, first = await timed_search(runtime, owner, queries[0])
+            if warm_vectors:
+                embedded = await embed_candidates(runtime, owner, queries[1:])
+                print(f"{embedded} candidates' vectors made before timing", file=sys.stderr)
             async with runtime.pool.connection() as conn:
                 loaded = await runtime.search.load(conn, owner.project_id, query=queries[1])
             before = await backend_seconds(url, datname)
@@ -193,6 +209,31 @@ async def run_path(
                 top10,
                 resident_mb(),
             )
+
+
+async def embed_candidates(runtime: Runtime, owner: Owner, queries: list[str]) -> int:
+    """Give the local model the vectors of each query's candidates (the prefilter's shortlist,
+    as the search hands it over) through its ``warm()``, as the background warm-up would have
+    by then; then empty the chunk cache that reading them filled. How many were embedded."""
+    engine = runtime.search
+    reranker = engine.reranker
+    assert isinstance(reranker, WarmableReranker), "--warm-vectors needs --reranker local"
+    embedded = 0
+    for query in queries:
+        async with runtime.pool.connection() as conn:
+            loaded = await engine.load(conn, owner.project_id, query=query)
+        assert loaded.prefiltered is not None, "--warm-vectors measures the prefiltered path"
+        chunked = engine.index.chunked_documents(
+            loaded.refs, add=loaded.documents, languages=loaded.languages
+        )
+        by_id = {document.ref.id: document for document in chunked}
+        passages = [
+            by_id[passage.document_id].reader_passage(passage.ordinal)
+            for passage in loaded.prefiltered.passages
+        ]
+        embedded += await asyncio.to_thread(reranker.warm, passages)
+    engine.index.clear()
+    return embedded
 
 
 def resident_mb() -> float:
@@ -226,6 +267,7 @@ async def cost(
     bulk: bool = False,
     exhaustive_up_to: int = 10**9,
     reranker: str = "none",
+    warm_vectors: bool = False,
 ) -> None:
     abstracts = load_abstracts(SCIFACT_DIR)
     queries = load_queries(SCIFACT_DIR, query_count + 1)
@@ -270,7 +312,7 @@ async def cost(
         )
         del documents
         exhaustive = None
-        if covered.passages <= exhaustive_up_to:
+        if covered.passages <= exhaustive_up_to and not warm_vectors:
             exhaustive = await run_path(
                 url,
                 datname,
@@ -282,27 +324,39 @@ async def cost(
             )
             assert not exhaustive.prefiltered
             print(f"{size}: exhaustive measured", file=sys.stderr)
-        every = await run_path(
+        every = (
+            None
+            if warm_vectors
+            else await run_path(
+                url,
+                datname,
+                owner,
+                queries,
+                reranker=reranker,
+                prefilter_min_passages=1,
+                prefilter_term_depth=0,
+            )
+        )
+        filtered = await run_path(
             url,
             datname,
             owner,
             queries,
+            warm_vectors=warm_vectors,
             reranker=reranker,
             prefilter_min_passages=1,
-            prefilter_term_depth=0,
-        )
-        filtered = await run_path(
-            url, datname, owner, queries, reranker=reranker, prefilter_min_passages=1
         )
         print(f"{size}: prefiltered measured", file=sys.stderr)
-        assert every.prefiltered and filtered.prefiltered
+        assert (every is None or every.prefiltered) and filtered.prefiltered
         rows.append(
             (size, covered.passages, covered.documents, ingest, exhaustive, every, filtered)
         )
 
     print(f"Command: `python -m bench.prefilter {' '.join(sys.argv[1:])}`")
+    warmed = " (each claim's candidates embedded before it was timed)" if warm_vectors else ""
     print(
-        f"{query_count} warm SciFact claims after one cold one, reranker {reranker}, top 10; "
+        f"{query_count} warm SciFact claims after one cold one, reranker {reranker}{warmed}, "
+        "top 10; "
         f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())} on {os.cpu_count()} CPUs, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"
     )
@@ -325,13 +379,13 @@ async def cost(
                 continue
             walls = [t.wall for t in figures.warm]
             cpus = [t.cpu for t in figures.warm]
-            kept = kept_share(exact.top10, figures.top10)
+            kept = f"{kept_share(exact.top10, figures.top10):.3f}" if exact else "–"
             print(
                 f"| {passages:,} | {count:,} | {name} | {figures.cold.wall * 1000:,.0f} "
                 f"| {figures.cold.cpu * 1000:,.0f} | {p(walls, 50):,.1f} | {p(walls, 95):,.1f} "
                 f"| {p(cpus, 50):,.1f} | {p(cpus, 95):,.1f} "
                 f"| {figures.backend_cpu_per_query * 1000:,.1f} "
-                f"| {figures.cache_mb:,.0f} | {figures.rss_mb:,.0f} | {kept:.3f} |"
+                f"| {figures.cache_mb:,.0f} | {figures.rss_mb:,.0f} | {kept} |"
             )
         print(
             f"\nTerms of {passages:,} passages written by "
@@ -382,6 +436,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         default="none",
         help="the searches' reranker: none, or the local model (the default with no Cohere key)",
     )
+    parser.add_argument(
+        "--warm-vectors",
+        action="store_true",
+        help="with --reranker local: the prefiltered path only, each claim's candidates "
+        "embedded before it is timed (a warm service)",
+    )
     parser.add_argument("--quality", action="store_true")
     parser.add_argument("--skip-scifact", action="store_true", help="--quality: the dev set only")
     parser.add_argument("--skip-dev", action="store_true", help="--quality: SciFact only")
@@ -401,6 +461,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 bulk=args.bulk,
                 exhaustive_up_to=args.exhaustive_up_to,
                 reranker=args.reranker,
+                warm_vectors=args.warm_vectors,
             )
         )
 

@@ -543,19 +543,24 @@ ORDER BY bm25 DESC, p.document_id, p.passage
 LIMIT %(limit)s;
 
 -- lexical_top_passages_by_impact --
--- The best passages for the query by Lucene's BM25, reading only each deep term's best postings by impact, as many as its depth (migration 024's lexical_best_postings), and every posting of the others (their depth NULL): those postings' partial sums pick the rescore best candidates, whose scores are then completed over the deep terms (the others' are already exact)
+-- The best passages for the query by Lucene's BM25, reading only each deep term's best postings by impact, as many as its depth (migration 024's lexical_best_postings), and every posting of the others (their depth NULL): those postings' partial sums pick the rescore best candidates, and each one's sum is completed by a probe for each deep term no read found it under (a bit per term read says which did)
 WITH q AS (
-    SELECT term, weight, idf, depth, depth IS NOT NULL AS deep
+    -- bit: a deep term read to some depth, its own bit of the candidates' read mask (the
+    -- caller reads at most 63 of them: prefilter.MAX_READ_TERMS)
+    SELECT term, weight, idf, depth, depth IS NOT NULL AS deep,
+           CASE WHEN depth > 0 THEN 1::bigint
+               << (count(*) FILTER (WHERE depth > 0) OVER (ORDER BY n) - 1)::integer
+           ELSE 0 END AS bit
     FROM unnest(%(terms)s::text[], %(weights)s::float8[], %(idfs)s::float8[],
-                %(depths)s::integer[]) AS q (term, weight, idf, depth)
+                %(depths)s::integer[]) WITH ORDINALITY AS q (term, weight, idf, depth, n)
 ), best AS (
-    SELECT p.document_id, p.passage, p.length, q.deep, q.idf,
+    SELECT p.document_id, p.passage, p.length, q.bit, q.deep, q.idf,
            q.weight * p.tf / (p.tf + %(k1)s::float8
                * (1 - %(b)s::float8 + %(b)s::float8 * p.length / %(average)s::float8)) AS part
     FROM q CROSS JOIN LATERAL lexical_best_postings(%(project_id)s, q.term, q.depth) p
     WHERE q.deep
     UNION ALL
-    SELECT p.document_id, p.passage, p.length, q.deep, q.idf,
+    SELECT p.document_id, p.passage, p.length, 0::bigint, q.deep, q.idf,
            q.weight * p.tf / (p.tf + %(k1)s::float8
                * (1 - %(b)s::float8 + %(b)s::float8 * p.length / %(average)s::float8)) AS part
     FROM q CROSS JOIN LATERAL (
@@ -566,25 +571,25 @@ WITH q AS (
     ) p
     WHERE NOT q.deep
 ), candidates AS (
-    SELECT document_id, passage, max(length) AS length,
-           coalesce(sum(part) FILTER (WHERE NOT deep), 0) AS shallow,
-           coalesce(sum(idf) FILTER (WHERE NOT deep), 0) AS shallow_covered
+    SELECT document_id, passage, max(length) AS length, sum(part) AS partial,
+           sum(idf) AS partial_covered, bit_or(bit) AS read
     FROM best GROUP BY document_id, passage
-    ORDER BY sum(part) DESC, document_id, passage
+    ORDER BY partial DESC, document_id, passage
     LIMIT %(rescore)s
 )
-SELECT c.document_id, c.passage, c.shallow + coalesce(s.bm25, 0) AS bm25,
-       c.shallow_covered + coalesce(s.covered, 0) AS covered, c.length
+SELECT c.document_id, c.passage, c.partial + coalesce(s.bm25, 0) AS bm25,
+       c.partial_covered + coalesce(s.covered, 0) AS covered, c.length
 FROM candidates c CROSS JOIN LATERAL (
-    -- A probe of the primary key per candidate and deep term (joined outside a LATERAL, the
-    -- planner misjudges the terms' postings and hashes all of them: 3x slower at 1M passages)
+    -- A probe of the primary key per candidate and deep term it was not read for (joined
+    -- outside a LATERAL, the planner misjudges the terms' postings and hashes all of them: 3x
+    -- slower at 1M passages)
     SELECT sum(q.weight * p.tf / (p.tf + %(k1)s::float8
                * (1 - %(b)s::float8 + %(b)s::float8 * p.length / %(average)s::float8))) AS bm25,
            sum(q.idf) AS covered
     FROM q JOIN lexical_postings p
         ON p.project_id = %(project_id)s AND p.term = q.term
        AND p.document_id = c.document_id AND p.passage = c.passage
-    WHERE q.deep
+    WHERE q.deep AND c.read & q.bit = 0
 ) s
 ORDER BY bm25 DESC, c.document_id, c.passage
 LIMIT %(limit)s;

@@ -78,6 +78,12 @@ claims over 1M passages at a depth of 10,000 (``bench/prefilter_depth.py``; each
 there has ~115 near-copies whose scores all but tie, so the exact top 100 is crowded): 5×
 kept 0.95 of the exact SQL top 10, 10× 0.985, 15× 0.995 (but 15× end to end cost 100k
 passages its p95 target)."""
+MAX_READ_TERMS = 63
+"""Most deep query terms whose best postings one search reads: the ranking query marks the
+terms a candidate was read under with a bit each of a 64-bit integer, and probes it for the
+others alone (``lexical_top_passages_by_impact``). A lighter deep term past them (a query of
+2,000 characters can have more) is read for no candidate, only probed for each: its part of the
+scores is exact all the same, it just takes no part in choosing the candidates."""
 LIGHTEST_DEPTH_SHARE = 0.1
 """The least share of the depth a deep query term's read covers, however light it is
 (:func:`term_depths`)."""
@@ -317,14 +323,16 @@ def term_depths(
     ``frequencies`` has read: ``None`` (every one) for a term in at most ``depth`` passages;
     of the others, the deep ones, the heaviest ``depth`` and a lighter one in proportion to its
     weight (at least :data:`LIGHTEST_DEPTH_SHARE` of ``depth``), for a posting of a term half
-    as heavy adds at most half as much to a passage's sum."""
-    deep = [frequency > depth for frequency in frequencies]
-    heaviest = max((weight for weight, past in zip(weights, deep, strict=True) if past), default=0)
+    as heavy adds at most half as much to a passage's sum; 0 for a deep term past the
+    :data:`MAX_READ_TERMS` heaviest."""
+    deep = [i for i, frequency in enumerate(frequencies) if frequency > depth]
+    read = set(sorted(deep, key=lambda i: (-weights[i], i))[:MAX_READ_TERMS])
+    heaviest = max((weights[i] for i in deep), default=0)
     least = math.ceil(depth * LIGHTEST_DEPTH_SHARE)
-    return [
-        max(least, math.ceil(depth * weight / heaviest)) if past else None
-        for weight, past in zip(weights, deep, strict=True)
-    ]
+    depths: list[int | None] = [None] * len(weights)
+    for i in deep:
+        depths[i] = max(least, math.ceil(depth * weights[i] / heaviest)) if i in read else 0
+    return depths
 
 
 def term_depth(minimum: int, passages: int) -> int:
@@ -358,7 +366,8 @@ async def shortlist(
     holds the postings at or above the impact floor, and of the rest of the term's only where
     those are fewer), and every posting of the other terms; their partial sums choose
     ``rescore`` candidates (by default :data:`RESCORE_FACTOR` × ``limit``), whose scores are
-    completed over the deep terms by a probe each (the other terms' parts are exact already).
+    completed by a probe for each deep term whose read did not find the candidate (every part
+    read is exact already).
     Where every term is in at most ``depth`` passages the search reads them all (the exact
     shortlist, and cheaper than rescoring), as does a search of some documents (the index is
     per project)."""

@@ -21,6 +21,7 @@ from psycopg.rows import dict_row
 from extract import Extraction
 from retrieval import ChunkIndex
 from retrieval.index import PassageTerms
+from retrieval.pipeline import MAX_QUERY_CHARS
 from retrieval.shortlist import DEFAULT_B, DEFAULT_K1
 from retrieval.types import SourceDocument
 from service.records import Principal
@@ -725,7 +726,8 @@ async def test_reading_each_terms_best_postings_scores_what_it_returns_exactly(
     """With a depth far below the terms' document frequencies the shortlist is read from each
     such term's best postings (and every posting of the rarer terms), yet every passage it
     returns carries its exact BM25, term coverage and length, the best one is the exact
-    shortlist's, and a depth above every frequency gives the exact shortlist."""
+    shortlist's, and a depth above every frequency gives the exact shortlist. Exact too for a
+    query with more deep terms than are read (:data:`prefilter.MAX_READ_TERMS`)."""
     documents = _abstract_documents(120)
     async for project in _project(db_url, tmp_path, conn, "depth", prefilter_min_passages=1):
         project_id = project.owner.project.id
@@ -761,6 +763,23 @@ async def test_reading_each_terms_best_postings_scores_what_it_returns_exactly(
                 assert [(p.document_id, p.ordinal) for p in deep.passages] == [
                     (p.document_id, p.ordinal) for p in everything.passages[:20]
                 ]
+            # More deep terms than the read mask has bits: the lightest are only probed.
+            common = sorted(frequencies, key=lambda term: (-frequencies[term], term))
+            long_query = " ".join(term for term in common if term.isalpha())[:MAX_QUERY_CHARS]
+            terms = index.query_term_weights(long_query, covered.languages)
+            assert sum(frequencies.get(term, 0) > 8 for term in terms) > prefilter.MAX_READ_TERMS
+            everything = await prefilter.shortlist(
+                db, index, project_id, long_query, covered, None, limit=covered.passages
+            )
+            exact = {(p.document_id, p.ordinal): p for p in everything.passages}
+            shallow = await prefilter.shortlist(
+                db, index, project_id, long_query, covered, None, limit=20, depth=8
+            )
+            assert len(shallow.passages) == 20
+            for passage in shallow.passages:
+                found = exact[(passage.document_id, passage.ordinal)]
+                assert passage.bm25 == pytest.approx(found.bm25, rel=1e-9)
+                assert passage.coverage == pytest.approx(found.coverage, rel=1e-9)
         assert mixed >= 2
 
 

@@ -20,3 +20,13 @@ def test_a_deep_term_reads_postings_in_proportion_to_its_weight() -> None:
     assert depths[2] == 10_000 * prefilter.LIGHTEST_DEPTH_SHARE, "never below the least share"
     assert depths[3:] == [None, None], "a term in at most the depth's passages is read whole"
     assert prefilter.term_depths([6.0, 1.0], [1_999, 2_001], 2_000) == [None, 2_000]
+
+
+def test_only_the_heaviest_deep_terms_are_read_the_others_only_probed() -> None:
+    count = prefilter.MAX_READ_TERMS + 5
+    weights = [float(count - i) for i in range(count)]  # heaviest first
+    depths = prefilter.term_depths([*weights, 100.0], [5_000] * count + [10], 1_000)
+    read = [depth for depth in depths[:count] if depth]
+    assert len(read) == prefilter.MAX_READ_TERMS, "one bit of the read mask each"
+    assert depths[prefilter.MAX_READ_TERMS : count] == [0] * 5, "the lightest deep terms"
+    assert depths[-1] is None, "a shallow term is read whole, whatever the count"
