@@ -59,7 +59,7 @@ warms that cache in the background (``service/services/warmup.py``) through
 ``warm_threads`` threads (1 by default: the model then runs in the warming
 thread itself, so that thread's lower OS priority holds, and a core stays free
 for queries). A query embeds on the main session, and only for ``embed_budget``
-seconds: passages are embedded in BM25 order in small batches while the budget
+seconds: passages are embedded in BM25 order, one a call (:data:`EMBED_BATCH`), while the budget
 allows; the rest are returned as ``unscored``, and their fused score is the
 BM25 part alone (the cosine part is 0 for them); the result says so with its
 ``unscored`` count (rendered as "partly ranked" by every door). The query's own
@@ -105,6 +105,16 @@ a neighbouring passage above the answering one; on the development set's tuning 
 anchor kept every question BM25 alone has in its top 3 and cost none at hit@1
 (``bench/tune_fusion.py --pipeline``)."""
 
+EMBED_BATCH = 1
+"""Passages per ONNX call, the queries' and the warm-up's: one. Batches cost more CPU a passage
+here, not less (padding to the batch's longest, and the int8 kernels gain nothing from rows),
+and onnxruntime keeps the memory of the largest: 160 SciFact passages of up to 256 word pieces,
+longest first, one query session of 2 threads (``bench/embed_cost.py``'s passages; 2026-12-07,
+idle machine) took 6.6-6.8 CPU s a 100 passages at batch 1, 7.2-7.5 at 2, 8.3-8.8 at 4 and
+8.9-9.1 at 8, at a peak of +44, +90, +180-210 and +440 MB over the loaded model; the warm-up's
+one-thread session 6.2-6.3 at 1 against 7.4 at 4 (+32 against +150 MB). Between calls a query
+checks its embedding budget, so one passage a call also stops it closest to the budget."""
+
 _SAFETY_FACTOR = 1.25
 """Batches are sized to the time left divided by this many times the expected cost."""
 
@@ -122,7 +132,7 @@ class LocalReranker:
         bm25_weight: float = BM25_WEIGHT,
         bm25_anchor: int = BM25_ANCHOR,
         max_tokens: int = LOCAL_MAX_TOKENS,
-        batch_size: int = 8,
+        batch_size: int = EMBED_BATCH,
         intra_op_num_threads: int | None = None,
         warm_threads: int | None = 1,
         embed_budget: float | None = None,
@@ -195,9 +205,7 @@ class LocalReranker:
         self.query_cache_entries = query_cache_entries
         self.cache = VectorCache(max_entries=cache_max_entries, max_bytes=cache_max_bytes)
         self.matcher = (
-            CrossLingualMatcher(self.cache, max_tokens=max_tokens, batch_size=batch_size)
-            if cross_lingual
-            else None
+            CrossLingualMatcher(self.cache, max_tokens=max_tokens) if cross_lingual else None
         )
         """Multilingual vectors of the passages not in English (``None``: not looked for)."""
         self.cross_lingual_margin = cross_lingual_margin
