@@ -76,6 +76,17 @@ class WarmableReranker(Reranker, Protocol):
 
 
 @runtime_checkable
+class QueryPreparingReranker(Reranker, Protocol):
+    """A reranker with work to do on the query alone (the local model's query vector), which a
+    search can have done while its candidates are still being found."""
+
+    def prepare(self, query: str) -> None:
+        """Do the query's own part of a later :meth:`rerank` now (never raises: a failure is
+        left for :meth:`rerank` to meet and report)."""
+        ...
+
+
+@runtime_checkable
 class CrossLingualReranker(Reranker, Protocol):
     """A reranker that can find passages written in another language than the query's, which
     BM25 cannot (the local model's multilingual vectors, :mod:`retrieval.rerankers.cross_lingual`)."""

@@ -73,6 +73,7 @@ query-term coverage, or from its coverage alone when it was not embedded.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import OrderedDict
@@ -391,6 +392,16 @@ class LocalReranker:
             relevance=relevance,
             bm25_anchor=self.bm25_anchor,
         )
+
+    def prepare(self, query: str) -> None:
+        """Load the model and embed ``query`` (kept with the recent query vectors), so that its
+        :meth:`rerank` embeds only passages: a search calls this while PostgreSQL shortlists.
+        A failure is left for :meth:`rerank` to meet and report."""
+        embedder = self.load()
+        if embedder is None:
+            return
+        with contextlib.suppress(Exception):  # onnxruntime's: rerank degrades and says so
+            self._query_vector(embedder, query)
 
     def _query_vector(self, embedder: MiniLMEmbedder, query: str) -> Vector:
         """The query's vector, reused when the same text was embedded recently."""

@@ -17,6 +17,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 from uuid import UUID
@@ -30,6 +31,7 @@ from retrieval.rerankers import (
     ClosableReranker,
     CrossLingualReranker,
     LoadableReranker,
+    QueryPreparingReranker,
     Reranker,
     WarmableReranker,
     make_reranker,
@@ -132,6 +134,7 @@ async def search_project(
     top_k = engine.check_top_k(top_k)
     wanted = _check_document_count(documents)
     started = time.perf_counter()
+    prepared = engine.prepare(query)  # the query's own part of ranking, while the database reads
     async with connection(runtime.pool) as conn:
         target = await projects.resolve_project(conn, principal.user_id, project)
         document_ids = (
@@ -141,7 +144,7 @@ async def search_project(
             conn, target.id, document_ids, query=query, ready=target.ready_count
         )
     loaded_at = time.perf_counter()
-    result = await engine.rank(target.id, query, found, top_k=top_k)
+    result = await engine.rank(target.id, query, found, top_k=top_k, prepared=prepared)
     metrics.record_search(result, load_seconds=loaded_at - started)
     left_out = 0 if document_ids else not_searchable_count(target, found.ready)
     pictured = found.pictured
@@ -252,6 +255,9 @@ class SearchEngine:
         self.reranker = reranker or build_reranker(
             settings, score_every_candidate=score_every_candidate
         )
+        self._preparing = ThreadPoolExecutor(1, thread_name_prefix="shortlist-query")
+        """Where :meth:`prepare` does a query's own part of ranking (one thread: a search
+        whose turn has not come by its ranking does that part itself)."""
         self._passages: OrderedDict[UUID, int] = OrderedDict()
         """Stored passages per project when last searched: a hint (:meth:`_looks_small`)."""
         self.warmup: Warmup | None = None
@@ -264,6 +270,7 @@ class SearchEngine:
             )
 
     def close(self) -> None:
+        self._preparing.shutdown(wait=False, cancel_futures=True)
         if self.warmup is not None:
             self.warmup.close()
         if isinstance(self.reranker, ClosableReranker):  # Cohere's HTTP connections
@@ -410,6 +417,23 @@ class SearchEngine:
             listed.refs, missing, ready, listed.pictured, prefiltered, MappingProxyType(languages)
         )
 
+    def prepare(self, query: str) -> Future[None] | None:
+        """Start the reranker's work on ``query`` alone (the local model's query vector) in a
+        thread of its own, so that it overlaps the database's reads; hand what this returns to
+        :meth:`rank`. ``None`` for a reranker with no such work (Cohere's, none)."""
+        reranker = self.reranker
+        if not isinstance(reranker, QueryPreparingReranker):
+            return None
+
+        def prepare() -> None:
+            with self.warmup.query() if self.warmup else contextlib.nullcontext():
+                reranker.prepare(query)
+
+        try:
+            return self._preparing.submit(prepare)
+        except RuntimeError:  # shut down: the ranking does it all
+            return None
+
     async def rank(
         self,
         project_id: UUID,
@@ -417,25 +441,31 @@ class SearchEngine:
         found: Loaded,
         *,
         top_k: int,
+        prepared: Future[None] | None = None,
     ) -> SearchResult:
-        """The best passages of ``refs`` for ``query``, cited (in a thread; no database)."""
+        """The best passages of ``refs`` for ``query``, cited (in a thread; no database), once
+        :meth:`prepare`'s work is done (or, not yet begun, withdrawn: the ranking does it)."""
         search_settings = self.settings.search
-        with self.warmup.query() if self.warmup else contextlib.nullcontext():
-            result = await anyio.to_thread.run_sync(
-                lambda: retrieve(
-                    self.index,
-                    query,
-                    found.refs,
-                    reranker=self.reranker,
-                    top_k=top_k,
-                    keep=search_settings.shortlist_keep,
-                    max_candidates=search_settings.max_candidates,
-                    rerank_timeout=self.rerank_timeout,
-                    documents=found.documents,
-                    prefiltered=found.prefiltered,
-                    languages=found.languages,
-                )
+
+        def ranked() -> SearchResult:
+            if prepared is not None and not prepared.cancel():
+                prepared.result()
+            return retrieve(
+                self.index,
+                query,
+                found.refs,
+                reranker=self.reranker,
+                top_k=top_k,
+                keep=search_settings.shortlist_keep,
+                max_candidates=search_settings.max_candidates,
+                rerank_timeout=self.rerank_timeout,
+                documents=found.documents,
+                prefiltered=found.prefiltered,
+                languages=found.languages,
             )
+
+        with self.warmup.query() if self.warmup else contextlib.nullcontext():
+            result = await anyio.to_thread.run_sync(ranked)
         if self.warmup is not None:  # what this search touched: with the prefilter, not all
             self.warmup.want(str(project_id), "search", refs=found.refs)
         return result

@@ -301,6 +301,26 @@ def test_a_repeated_query_reuses_its_vector() -> None:
     assert reranker.queries_embedded == 3
 
 
+def test_a_prepared_query_is_not_embedded_again_by_its_ranking() -> None:
+    reranker = LocalReranker(intra_op_num_threads=2)
+    reranker.prepare("statins")
+    assert reranker.queries_embedded == 1
+    candidates = [_candidate("Statins lower cholesterol.", 2.0), _candidate("Rain.", 1.0)]
+    result = reranker.rerank("statins", candidates, deadline=time.monotonic() + 30)
+    assert reranker.queries_embedded == 1
+    assert result.reranked and result.unscored == ()
+
+
+def test_preparing_with_a_missing_model_leaves_the_ranking_to_say_so(tmp_path: Path) -> None:
+    reranker = LocalReranker(model_path=tmp_path / "missing.onnx")
+    reranker.prepare("statins")  # does not raise
+    result = reranker.rerank(
+        "statins", [_candidate("Statins.", 1.0)], deadline=time.monotonic() + 5
+    )
+    assert not result.reranked
+    assert "model unavailable" in result.warnings[0]
+
+
 def test_warm_embeds_on_its_own_session_and_tells_what_is_uncached() -> None:
     reranker = LocalReranker(intra_op_num_threads=2, warm_threads=1)
     candidates = [_candidate(f"Passage {n} about insulin.", float(n)) for n in range(5)]
