@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 
 from bench.latency import SCIFACT_DIR, load_queries
-from bench.prefilter import database_url
+from bench.prefilter import database_url, resident_mb
 from tests.deploy.processes import (
     HOST,
     ProcessFleet,
@@ -39,10 +39,7 @@ from tests.deploy.processes import (
 
 def memory_mb(pid: int) -> tuple[float, float]:
     """(resident, peak resident) MB of process ``pid``."""
-    fields = dict(
-        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-    )
-    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+    return resident_mb(pid), resident_mb(pid, "VmHWM")
 
 
 def measure(size: int, reranker: str, query_count: int, settle: float) -> None:

@@ -236,10 +236,10 @@ async def embed_candidates(runtime: Runtime, owner: Owner, queries: list[str]) -
     return embedded
 
 
-def resident_mb() -> float:
-    """This process's resident set size (``VmRSS``), in MB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+def resident_mb(pid: int | str = "self", field: str = "VmRSS") -> float:
+    """A process's resident set size (``VmRSS``; ``VmHWM``: its peak), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 

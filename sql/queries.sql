@@ -554,13 +554,13 @@ WITH q AS (
     FROM unnest(%(terms)s::text[], %(weights)s::float8[], %(idfs)s::float8[],
                 %(depths)s::integer[]) WITH ORDINALITY AS q (term, weight, idf, depth, n)
 ), best AS (
-    SELECT p.document_id, p.passage, p.length, q.bit, q.deep, q.idf,
+    SELECT p.document_id, p.passage, p.length, q.bit, q.idf,
            q.weight * p.tf / (p.tf + %(k1)s::float8
                * (1 - %(b)s::float8 + %(b)s::float8 * p.length / %(average)s::float8)) AS part
     FROM q CROSS JOIN LATERAL lexical_best_postings(%(project_id)s, q.term, q.depth) p
     WHERE q.deep
     UNION ALL
-    SELECT p.document_id, p.passage, p.length, 0::bigint, q.deep, q.idf,
+    SELECT p.document_id, p.passage, p.length, 0::bigint, q.idf,
            q.weight * p.tf / (p.tf + %(k1)s::float8
                * (1 - %(b)s::float8 + %(b)s::float8 * p.length / %(average)s::float8)) AS part
     FROM q CROSS JOIN LATERAL (

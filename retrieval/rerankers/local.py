@@ -59,8 +59,8 @@ warms that cache in the background (``service/services/warmup.py``) through
 ``warm_threads`` threads (1 by default: the model then runs in the warming
 thread itself, so that thread's lower OS priority holds, and a core stays free
 for queries). A query embeds on the main session, and only for ``embed_budget``
-seconds: passages are embedded in BM25 order, one a call (:data:`EMBED_BATCH`), while the budget
-allows; the rest are returned as ``unscored``, and their fused score is the
+seconds: passages are embedded in BM25 order, one a call (:data:`EMBED_BATCH`), while the
+budget allows; the rest are returned as ``unscored``, and their fused score is the
 BM25 part alone (the cosine part is 0 for them); the result says so with its
 ``unscored`` count (rendered as "partly ranked" by every door). The query's own
 vector is kept in a small LRU, so a repeated query (a page reload, an agent
@@ -109,12 +109,11 @@ anchor kept every question BM25 alone has in its top 3 and cost none at hit@1
 EMBED_BATCH = 1
 """Passages per ONNX call, the queries' and the warm-up's: one. Batches cost more CPU a passage
 here, not less (padding to the batch's longest, and the int8 kernels gain nothing from rows),
-and onnxruntime keeps the memory of the largest: 160 SciFact passages of up to 256 word pieces,
-longest first, one query session of 2 threads (``bench/embed_cost.py``'s passages; 2026-12-07,
-idle machine) took 6.6-6.8 CPU s a 100 passages at batch 1, 7.2-7.5 at 2, 8.3-8.8 at 4 and
-8.9-9.1 at 8, at a peak of +44, +90, +180-210 and +440 MB over the loaded model; the warm-up's
-one-thread session 6.2-6.3 at 1 against 7.4 at 4 (+32 against +150 MB). Between calls a query
-checks its embedding budget, so one passage a call also stops it closest to the budget."""
+and onnxruntime keeps the memory of the largest. ``bench/embed_cost.py`` on 2026-12-07: a query's
+session of 2 threads 5.59 CPU s a 100 passages at batch 1 against 7.21 at 8; the warm-up's of
+one thread 5.13 at 1 against 6.60 at 4; the same vectors. Peak memory over the loaded model
+(docs/benchmarks.md): +44 MB at batch 1 against +440 at 8. Between calls a query checks its
+embedding budget, so one passage a call also stops it closest to the budget."""
 
 _SAFETY_FACTOR = 1.25
 """Batches are sized to the time left divided by this many times the expected cost."""

@@ -57,9 +57,10 @@ def test_a_prepared_query_is_embedded_once_for_its_search(tmp_path: Path) -> Non
     try:
         prepared = engine.prepare("what lowers cholesterol")
         assert prepared is not None
+        assert prepared.result(timeout=60) is None
+        assert reranker.queries_embedded == 1, "the preparation embedded the query"
         result = _rank(engine, "what lowers cholesterol", prepared)
-        assert prepared.done() and not prepared.cancelled()
-        assert reranker.queries_embedded == 1
+        assert reranker.queries_embedded == 1, "the ranking did not embed it again"
         assert result.reranked and result.hits
         assert "Statins" in result.hits[0].text
     finally:
