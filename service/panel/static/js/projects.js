@@ -5,6 +5,14 @@ import { el } from "./dom.js";
 
 export function createProjectPicker({ select, form, input, error, onChange }) {
   let projects = [];
+  // Projects created while the list is on its way: a list read before they existed must
+  // not drop them (nor the choice of them, which the URL already holds).
+  let createdSinceListAsked = [];
+
+  function remember(project) {
+    if (!projects.some((known) => known.id === project.id)) projects.push(project);
+    createdSinceListAsked.push(project);
+  }
 
   function current() {
     return projects.find((project) => project.id === select.value) || null;
@@ -26,8 +34,11 @@ export function createProjectPicker({ select, form, input, error, onChange }) {
   }
 
   async function load() {
+    createdSinceListAsked = [];
     const body = await api("GET", "/api/projects");
-    projects = body.projects;
+    const listed = new Set(body.projects.map((project) => project.id));
+    projects = [...body.projects, ...createdSinceListAsked.filter((project) => !listed.has(project.id))];
+    createdSinceListAsked = [];
     fill(new URLSearchParams(window.location.search).get("project"));
   }
 
@@ -44,7 +55,7 @@ export function createProjectPicker({ select, form, input, error, onChange }) {
     }
     try {
       const project = await api("POST", "/api/projects", { name });
-      projects.push(project);
+      remember(project);
       input.value = "";
       fill(project.id);
       select.focus();
