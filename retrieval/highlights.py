@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from retrieval.tokenize import Tokenizer, cjk_terms, is_cjk_run, words_of
+from retrieval.tokenize import Tokenizer, cjk_terms, is_cjk_run, words_and_cjk
 
 MAX_MARKED_WORDS = 64
 """Enough for any passage a person reads; bounds the response of a query of many words."""
@@ -38,9 +38,12 @@ class WordMarker:
         wanted = self._wanted
         if not wanted:
             return ()
-        words = list(dict.fromkeys(words_of(text)))
-        self._learn(words)
+        found_words, has_cjk = words_and_cjk(text)
+        words = list(dict.fromkeys(found_words))
+        self._learn(words, has_cjk)
         matches = self._matches
+        if not has_cjk:
+            return tuple([word for word in words if matches[word]][:MAX_MARKED_WORDS])
         found: dict[str, None] = {}
         for word in words:
             if is_cjk_run(word):
@@ -53,14 +56,13 @@ class WordMarker:
                 break
         return tuple(found)[:MAX_MARKED_WORDS]
 
-    def _learn(self, words: list[str]) -> None:
-        new = [word for word in words if word not in self._matches and not is_cjk_run(word)]
+    def _learn(self, words: list[str], has_cjk: bool) -> None:
+        matches = self._matches
+        new = [word for word in words if word not in matches and not (has_cjk and is_cjk_run(word))]
         if new:
             terms = self._tokenizer.word_terms(new)
             wanted = self._wanted
-            self._matches.update(
-                (word, term in wanted) for word, term in zip(new, terms, strict=True)
-            )
+            matches.update((word, term in wanted) for word, term in zip(new, terms, strict=True))
 
 
 def matched_words(tokenizer: Tokenizer, text: str, query_terms: Collection[str]) -> tuple[str, ...]:

@@ -33,7 +33,13 @@ from retrieval.context import CONTEXT_VERSION, context_prefix, document_context
 from retrieval.errors import DocumentNotIndexed
 from retrieval.language import CJK_LANGUAGES, SAMPLE_CHARS, detect_language
 from retrieval.noise import citation_density
-from retrieval.shortlist import TermMatrix, build_term_matrix
+from retrieval.shortlist import (
+    MergedTerms,
+    Searched,
+    TermMatrix,
+    build_term_matrix,
+    merge_term_matrices,
+)
 from retrieval.tokenize import DEFAULT_LANGUAGE, STEMMED_LANGUAGES, Tokenizer
 from retrieval.types import Chunk, DocumentRef, SourceDocument
 
@@ -51,6 +57,15 @@ _CHUNK_OVERHEAD_BYTES = 400
 
 CacheKey = tuple[str, str, int, int, str]
 """(document id, content hash, chunker version, chunk size, tokenizer config)."""
+MERGED_SETS = 4
+"""How many runs of documents :meth:`ChunkIndex.searched_terms` keeps merged: a few
+projects searched in turn."""
+MERGED_SHARE = 0.25
+"""The largest share of ``max_bytes`` one merged run may take (about what its documents'
+matrices take); a larger run is always searched apart."""
+SEARCHED_ONCE_REMEMBERED = 64
+"""How many runs searched once :meth:`ChunkIndex.searched_terms` remembers, to merge one when
+it is searched again."""
 
 
 class IndexedDocument(NamedTuple):
@@ -230,6 +245,12 @@ class ChunkIndex:
         config = f"{config or self.tokenizer.config}:ctx{CONTEXT_VERSION}"
         self._config = (CHUNKER_VERSION, chunk_size, config)
         self._entries: OrderedDict[CacheKey, CachedDocument] = OrderedDict()
+        self._merged: OrderedDict[tuple[tuple[str, str], ...], MergedTerms] = OrderedDict()
+        """Runs of documents searched whole at least twice, merged, by their (id, content
+        hash) pairs (the rest of a :data:`CacheKey` is this cache's own)."""
+        self._searched_once: OrderedDict[int, None] = OrderedDict()
+        """Hashes of the runs searched whole once (a hash: a run of a thousand documents
+        would be a thousand keys; a collision only merges a run early)."""
         self._nbytes = 0
         self._lock = threading.Lock()
         self.evictions = 0
@@ -423,6 +444,47 @@ class ChunkIndex:
         assert isinstance(cached, IndexedDocument)  # found whole: one was just cached
         return cached
 
+    def searched_terms(self, documents: Sequence[IndexedDocument]) -> Searched:
+        """The term matrices of ``documents`` to score a search with: merged into one
+        (:func:`~retrieval.shortlist.merge_term_matrices`) from the second search of exactly
+        these documents on, so that a query term costs one slice rather than a look-up in each
+        document. The first search of a run gets them apart: merging takes longer than one
+        such search, and a project whose documents change between searches would pay it every
+        time. The same scores either way. Merged runs count towards ``max_bytes`` and go
+        first when it is exceeded; a run too large for :data:`MERGED_SHARE` of it is always
+        apart."""
+        key = tuple([(doc.ref.id, doc.ref.content_hash) for doc in documents])
+        with self._lock:
+            merged = self._merged.get(key)
+            if merged is not None:
+                self._merged.move_to_end(key)
+                return merged
+        apart = [doc.terms for doc in documents]
+        if sum(matrix.nbytes for matrix in apart) > self.max_bytes * MERGED_SHARE:
+            return apart
+        seen = hash(key)
+        with self._lock:
+            if seen not in self._searched_once:
+                self._searched_once[seen] = None
+                while len(self._searched_once) > SEARCHED_ONCE_REMEMBERED:
+                    self._searched_once.popitem(last=False)
+                return apart
+        merged = merge_term_matrices(apart)
+        with self._lock:
+            self._searched_once.pop(seen, None)
+            if key not in self._merged:
+                self._merged[key] = merged
+                self._nbytes += merged.nbytes
+                self._drop_merged(keep=MERGED_SETS)
+                self._evict()
+        return merged
+
+    def _drop_merged(self, keep: int) -> None:
+        """Forget the least recently searched merged runs beyond ``keep`` (lock held)."""
+        while len(self._merged) > keep:
+            _, dropped = self._merged.popitem(last=False)
+            self._nbytes -= dropped.nbytes
+
     def _documents(
         self,
         refs: Sequence[DocumentRef],
@@ -488,6 +550,8 @@ class ChunkIndex:
         with self._lock:
             self.evictions += len(self._entries)
             self._entries.clear()
+            self._merged.clear()
+            self._searched_once.clear()
             self._nbytes = 0
 
     def _known_language(self, languages: Mapping[str, str] | None, document_id: str) -> str | None:
@@ -568,7 +632,10 @@ class ChunkIndex:
         )  # fmt: skip
 
     def _evict(self) -> None:
-        """Drop least recently used entries until within ``max_bytes`` (lock held)."""
+        """Drop merged runs, then least recently used entries, until within ``max_bytes``
+        (lock held)."""
+        while self._merged and self._nbytes > self.max_bytes:
+            self._drop_merged(keep=len(self._merged) - 1)
         while self._entries and self._nbytes > self.max_bytes:
             _, entry = self._entries.popitem(last=False)
             self._nbytes -= entry.nbytes

@@ -35,7 +35,6 @@ from retrieval.rerankers.base import CrossLingualReranker
 from retrieval.shortlist import (
     DEFAULT_KEEP,
     DEFAULT_MAX_CANDIDATES,
-    TermMatrix,
     shortlist,
     term_coverage,
 )
@@ -175,7 +174,7 @@ def _search(
         query_terms, term_ids, unknown_terms = index.query_terms(query, indexed)
         picked = shortlist(
             term_ids,
-            [doc.terms for doc in whole],
+            index.searched_terms(whole),
             keep=keep,
             max_candidates=max_candidates,
             unknown_terms=unknown_terms,
@@ -509,10 +508,11 @@ def _balance(
     """A comparison's ranking with its two sides taking turns
     (:func:`retrieval.comparison.balance_sides`), each side's coverage over the searched
     documents' term matrices."""
-    matrices: list[TermMatrix] = [index.whole(doc).terms for doc in indexed]
+    whole = [index.whole(doc) for doc in indexed]
+    matrices = index.searched_terms(whole)
     offsets = [0]
-    for matrix in matrices:
-        offsets.append(offsets[-1] + matrix.chunk_count)
+    for doc in whole:
+        offsets.append(offsets[-1] + doc.terms.chunk_count)
     positions = [offsets[entry.document] + entry.ordinal for entry in picked.entries]
     coverage = []
     for side in sides:

@@ -22,7 +22,7 @@ out: it does not change the order.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import chain
 from typing import NamedTuple
 
@@ -44,7 +44,8 @@ class TermMatrix(NamedTuple):
     """One document's chunks as term postings, grouped by term (compressed sparse columns)."""
 
     vocabulary: dict[int, int]
-    """term id -> its postings' span in ``postings``, packed as ``start << 32 | end``."""
+    """term id -> its postings' span in ``postings``, packed as ``start << 32 | end``; in
+    ascending term id, the spans one after another (:func:`merge_term_matrices` reads them so)."""
     postings: npt.NDArray[np.int32]
     """Shape ``(2, P)``: chunk ordinals (ascending within a term), then term frequencies."""
     lengths: npt.NDArray[np.int32]
@@ -105,7 +106,7 @@ def lucene_tfc(
 
 def bm25_scores(
     query_term_ids: Sequence[int],
-    documents: Sequence[TermMatrix],
+    documents: Searched,
     *,
     k1: float = DEFAULT_K1,
     b: float = DEFAULT_B,
@@ -119,7 +120,10 @@ def bm25_scores(
 
 
 def term_coverage(
-    query_term_ids: Sequence[int], documents: Sequence[TermMatrix], *, unknown_terms: int = 0
+    query_term_ids: Sequence[int],
+    documents: Searched,
+    *,
+    unknown_terms: int = 0,
 ) -> FloatArray:
     """Per chunk, the IDF-weighted share of the query's distinct terms it contains, in [0, 1].
 
@@ -135,50 +139,130 @@ def term_coverage(
     return _scores(query_term_ids, documents, unknown_terms=unknown_terms)[1]
 
 
+class MergedTerms(NamedTuple):
+    """The term matrices of a run of documents as one, chunks numbered across them: what a
+    search over the same documents scores again and again (each query term's postings are
+    then one slice, not a look-up in every document's vocabulary). Built whole by
+    :func:`merge_term_matrices`, or for a query's terms alone."""
+
+    vocabulary: dict[int, int]
+    """term id -> its postings' span in ``postings``, packed as in :class:`TermMatrix`."""
+    postings: npt.NDArray[np.int32]
+    """Shape ``(2, P)``: chunk positions across the documents (ascending within a term),
+    then term frequencies."""
+    lengths: FloatArray
+    """Number of terms in each chunk, across the documents."""
+    offsets: tuple[int, ...]
+    """Where each document's chunks start, then the total."""
+
+    @property
+    def chunk_count(self) -> int:
+        return self.offsets[-1]
+
+    @property
+    def nbytes(self) -> int:
+        """Rough memory footprint, for the cache's byte budget."""
+        return (
+            self.postings.nbytes + self.lengths.nbytes + 8 * len(self.offsets)
+            + 100 * len(self.vocabulary)
+        )  # fmt: skip
+
+
+Searched = Sequence[TermMatrix] | MergedTerms
+"""The searched documents' terms: each document's matrix, or all of them merged."""
+
+
+def merge_term_matrices(
+    documents: Sequence[TermMatrix], terms: Iterable[int] | None = None
+) -> MergedTerms:
+    """``documents`` as one matrix: every term's postings, or only those of ``terms`` (a
+    query's, read from each document's vocabulary: cheaper than merging whole for one
+    search)."""
+    offsets = tuple(_offsets(documents))
+    lengths = (
+        np.concatenate([matrix.lengths for matrix in documents]).astype(np.float64)
+        if documents
+        else np.zeros(0, dtype=np.float64)
+    )
+    if terms is None:
+        return _merged_whole(documents, offsets, lengths)
+    vocabulary: dict[int, int] = {}
+    blocks: list[npt.NDArray[np.int32]] = []
+    end = 0
+    for term in dict.fromkeys(terms):
+        start = end
+        for offset, matrix in zip(offsets, documents, strict=False):
+            packed = matrix.vocabulary.get(term)
+            if packed is not None:
+                block = matrix.postings[:, packed >> 32 : packed & _LOW_32_BITS]
+                blocks.append(block + np.array([[offset], [0]], dtype=np.int32))
+                end += block.shape[1]
+        if end > start:
+            vocabulary[term] = (start << 32) | end
+    postings = np.concatenate(blocks, axis=1) if blocks else np.zeros((2, 0), dtype=np.int32)
+    return MergedTerms(vocabulary, postings, lengths, offsets)
+
+
+def _merged_whole(
+    documents: Sequence[TermMatrix], offsets: tuple[int, ...], lengths: FloatArray
+) -> MergedTerms:
+    if not documents or not any(matrix.vocabulary for matrix in documents):
+        return MergedTerms({}, np.zeros((2, 0), dtype=np.int32), lengths, offsets)
+    term_of, chunk_of, frequency = [], [], []
+    for offset, matrix in zip(offsets, documents, strict=False):
+        if not matrix.vocabulary:
+            continue
+        packed = np.fromiter(matrix.vocabulary.values(), np.int64, len(matrix.vocabulary))
+        ids = np.fromiter(matrix.vocabulary.keys(), np.int64, len(matrix.vocabulary))
+        term_of.append(np.repeat(ids, (packed & _LOW_32_BITS) - (packed >> 32)))
+        chunk_of.append(matrix.postings[0] + offset)
+        frequency.append(matrix.postings[1])
+    terms = np.concatenate(term_of)
+    by_term = np.argsort(terms, kind="stable")  # document order, then chunk order, kept
+    terms = terms[by_term]
+    postings = np.empty((2, len(terms)), dtype=np.int32)
+    postings[0] = np.concatenate(chunk_of)[by_term]
+    postings[1] = np.concatenate(frequency)[by_term]
+    first = np.flatnonzero(np.concatenate(([True], terms[1:] != terms[:-1])))
+    ends = np.append(first[1:], len(terms))
+    packed_spans = (first.astype(np.int64) << 32) | ends
+    vocabulary = dict(zip(terms[first].tolist(), packed_spans.tolist(), strict=True))
+    return MergedTerms(vocabulary, postings, lengths, offsets)
+
+
 def _scores(
     query_term_ids: Sequence[int],
-    documents: Sequence[TermMatrix],
+    documents: Searched,
     *,
     k1: float = DEFAULT_K1,
     b: float = DEFAULT_B,
     unknown_terms: int = 0,
 ) -> tuple[FloatArray, FloatArray]:
     """BM25 and term coverage of every chunk, from one pass over the query terms' postings."""
-    offsets = _offsets(documents)
-    total = offsets[-1]
+    weights = Counter(query_term_ids)
+    merged = (
+        documents if isinstance(documents, MergedTerms) else merge_term_matrices(documents, weights)
+    )
+    total = merged.chunk_count
     scores = np.zeros(total, dtype=np.float64)
     covered = np.zeros(total, dtype=np.float64)
     if total == 0:
         return scores, covered
     whole = unknown_terms * lucene_idf(0, total)
-    weights = Counter(query_term_ids)
-    found: dict[int, tuple[list[npt.NDArray[np.int32]], list[int], list[int]]] = {
-        term: ([], [], []) for term in weights
-    }
-    for offset, matrix in zip(offsets, documents, strict=False):
-        vocabulary = matrix.vocabulary
-        for term, (blocks, starts, sizes) in found.items():
-            packed = vocabulary.get(term)
-            if packed is not None:
-                first, last = packed >> 32, packed & _LOW_32_BITS
-                blocks.append(matrix.postings[:, first:last])
-                starts.append(offset)
-                sizes.append(last - first)
-    lengths = np.concatenate([matrix.lengths for matrix in documents]).astype(np.float64)
+    lengths = merged.lengths
     average_length = float(lengths.mean())
-    for term, (blocks, starts, sizes) in found.items():
-        if not blocks:
+    for term, weight in weights.items():
+        packed = merged.vocabulary.get(term)
+        if packed is None:
             whole += lucene_idf(0, total)
             continue
-        postings = np.concatenate(blocks, axis=1)
-        chunks = postings[0].astype(np.int64) + np.repeat(starts, sizes)
+        postings = merged.postings[:, packed >> 32 : packed & _LOW_32_BITS]
+        chunks = postings[0]
         tf = postings[1].astype(np.float64)
         idf = lucene_idf(len(chunks), total)
         whole += idf
         covered[chunks] += idf
-        scores[chunks] += (
-            weights[term] * idf * lucene_tfc(tf, lengths[chunks], average_length, k1=k1, b=b)
-        )
+        scores[chunks] += weight * idf * lucene_tfc(tf, lengths[chunks], average_length, k1=k1, b=b)
     if whole > 0:
         covered /= whole
     return scores, covered
@@ -186,7 +270,7 @@ def _scores(
 
 def shortlist(
     query_term_ids: Sequence[int],
-    documents: Sequence[TermMatrix],
+    documents: Searched,
     *,
     keep: int = DEFAULT_KEEP,
     max_candidates: int = DEFAULT_MAX_CANDIDATES,
@@ -204,7 +288,7 @@ def shortlist(
     ``max_candidates`` chunks are returned in document order
     (``no_term_matched``). Ties keep document, then chunk, order.
     """
-    offsets = _offsets(documents)
+    offsets = documents.offsets if isinstance(documents, MergedTerms) else _offsets(documents)
     scores, coverage = _scores(query_term_ids, documents, k1=k1, b=b, unknown_terms=unknown_terms)
     total = len(scores)
     limit = min(keep, max_candidates)

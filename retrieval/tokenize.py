@@ -73,6 +73,13 @@ _WORD_RE = re.compile(rf"[\w{_MARKS}]+")
 _ASCII_WORD_RE = re.compile(r"[a-z0-9_]+")
 """The same words in casefolded ASCII text, found 2-3x faster than with ``_WORD_RE``'s
 large character class (most passages are ASCII)."""
+_ASCII_NON_WORD = str.maketrans(
+    dict.fromkeys(
+        (chr(code) for code in range(128) if not _ASCII_WORD_RE.fullmatch(chr(code))), " "
+    )
+)
+"""Every ASCII character ``_ASCII_WORD_RE`` does not take, as a space: the same words come
+out of ``translate`` and ``split`` about five times faster than out of the regex."""
 _MIXED_RE = re.compile(rf"[{_CJK}]+|(?:[^\W{_CJK}]|[{_MARKS}])+")
 """Words and CJK runs, for text that has CJK characters."""
 _CJK_RE = re.compile(rf"[{_CJK}]")
@@ -398,7 +405,7 @@ def _words(text: str, has_cjk: bool) -> list[str]:
     if has_cjk:
         return _MIXED_RE.findall(text)
     if text.isascii():
-        return _ASCII_WORD_RE.findall(text)
+        return text.translate(_ASCII_NON_WORD).split()
     return _WORD_RE.findall(text)
 
 
@@ -419,8 +426,14 @@ def _normalise(text: str) -> tuple[str, bool]:
 
 def words_of(text: str) -> list[str]:
     """The words and CJK runs of ``text``, normalised (NFKC, casefolded), in order."""
+    return words_and_cjk(text)[0]
+
+
+def words_and_cjk(text: str) -> tuple[list[str], bool]:
+    """:func:`words_of`, and whether any of them is a CJK run (:func:`is_cjk_run`): when none
+    is, a caller need not ask of each word."""
     normalised, has_cjk = _normalise(text)
-    return _words(normalised, has_cjk)
+    return _words(normalised, has_cjk), has_cjk
 
 
 def ascii_words(lowered: str, start: int, end: int) -> list[str]:

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import threading
+from itertools import accumulate
 
 import pytest
 
 from retrieval.errors import DocumentNotIndexed
-from retrieval.index import ChunkIndex
+from retrieval.index import MERGED_SETS, MERGED_SHARE, ChunkIndex
+from retrieval.shortlist import MergedTerms
 from retrieval.types import SourceDocument
 
 
@@ -181,3 +183,70 @@ def test_a_language_the_cache_could_not_have_detected_is_detected_instead() -> N
     fixed = ChunkIndex(chunk_size=200, language="english")  # one language for every document
     fixed.add([FRENCH], languages={"fr": "german"})
     assert fixed.documents([FRENCH.ref])[0].language == "english"
+
+
+def test_a_run_of_documents_searched_again_is_scored_merged() -> None:
+    index = ChunkIndex()
+    docs = [document(i) for i in range(1, 4)]
+    entries = index.documents([doc.ref for doc in docs], add=docs)
+    before = index.nbytes
+    first = index.searched_terms(entries)
+    assert first == [entry.terms for entry in entries]  # apart: merging would cost more
+    assert index.nbytes == before
+    second = index.searched_terms(entries)
+    assert isinstance(second, MergedTerms)
+    assert second.offsets == (0, *accumulate(entry.terms.chunk_count for entry in entries))
+    assert index.nbytes == before + second.nbytes
+    assert index.searched_terms(index.documents([doc.ref for doc in docs])) is second
+    # Another run (a document changed, or fewer documents) starts apart again.
+    changed = [docs[0], document(2, content_hash="v2"), docs[2]]
+    other = index.documents([doc.ref for doc in changed], add=changed)
+    assert not isinstance(index.searched_terms(other), MergedTerms)
+    assert not isinstance(index.searched_terms(entries[:2]), MergedTerms)
+    index.clear()
+    assert index.nbytes == 0
+    assert not isinstance(index.searched_terms(entries), MergedTerms)
+
+
+def test_only_the_last_few_runs_stay_merged() -> None:
+    index = ChunkIndex()
+    docs = [document(i) for i in range(1, MERGED_SETS + 3)]
+    entries = index.documents([doc.ref for doc in docs], add=docs)
+    runs = [entries[n : n + 2] for n in range(MERGED_SETS + 1)]
+    merged = []
+    for run in runs:
+        index.searched_terms(run)
+        merged.append(index.searched_terms(run))
+    assert all(isinstance(m, MergedTerms) for m in merged)
+    assert index.nbytes == sum(e.nbytes for e in entries) + sum(m.nbytes for m in merged[1:])
+    assert index.searched_terms(runs[-1]) is merged[-1]
+    assert not isinstance(index.searched_terms(runs[0]), MergedTerms)  # the oldest went
+
+
+def test_merged_runs_go_before_any_document_when_the_budget_is_exceeded() -> None:
+    docs = [document(i, paragraphs=60) for i in range(1, 4)]
+    probe = ChunkIndex()
+    entries = probe.documents([doc.ref for doc in docs], add=docs)
+    documents_bytes = probe.nbytes
+    probe.searched_terms(entries[:1])
+    merged = probe.searched_terms(entries[:1])
+    assert isinstance(merged, MergedTerms)
+    index = ChunkIndex(max_bytes=documents_bytes + merged.nbytes - 1)
+    run = index.documents([docs[0].ref], add=docs[:2])
+    index.searched_terms(run)
+    assert isinstance(index.searched_terms(run), MergedTerms)
+    index.add([docs[2]])  # the three documents and the merged run no longer fit: the run goes
+    assert index.missing([doc.ref for doc in docs]) == []
+    assert index.nbytes == documents_bytes
+    assert not isinstance(index.searched_terms(run), MergedTerms)
+
+
+def test_a_run_too_large_for_its_share_of_the_budget_is_always_scored_apart() -> None:
+    docs = [document(i) for i in range(1, 4)]
+    probe = ChunkIndex()
+    entries = probe.documents([doc.ref for doc in docs], add=docs)
+    matrices_bytes = sum(entry.terms.nbytes for entry in entries)
+    index = ChunkIndex(max_bytes=int(matrices_bytes / MERGED_SHARE) - 1)
+    entries = index.documents([doc.ref for doc in docs], add=docs)
+    for _ in range(3):
+        assert not isinstance(index.searched_terms(entries), MergedTerms)

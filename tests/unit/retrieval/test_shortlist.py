@@ -8,7 +8,15 @@ import bm25s
 import numpy as np
 import pytest
 
-from retrieval.shortlist import TermMatrix, bm25_scores, build_term_matrix, shortlist
+from retrieval.shortlist import (
+    MergedTerms,
+    TermMatrix,
+    bm25_scores,
+    build_term_matrix,
+    merge_term_matrices,
+    shortlist,
+    term_coverage,
+)
 from retrieval.tokenize import Tokenizer
 from tests.support.paths import SCIFACT_DIR
 
@@ -189,3 +197,43 @@ def test_term_matrix_holds_each_chunks_term_frequencies() -> None:
         postings[term] = list(zip(chunks, frequencies, strict=True))
     assert postings == {1: [(0, 2)], 2: [(0, 1), (2, 1)]}
     assert matrix.span(3) is None
+
+
+def test_merged_matrices_score_exactly_as_the_documents_apart() -> None:
+    documents = scifact_documents(count=6, per_document=40)
+    documents.insert(2, [])  # a document with no passage
+    documents.insert(4, ["", "and the of"])  # passages with no term
+    apart = matrices(documents)
+    merged = merge_term_matrices(apart)
+    assert merged.offsets == tuple(np.cumsum([0] + [m.chunk_count for m in apart]).tolist())
+    compared = 0
+    for query_text in scifact_queries(60):
+        ids = query(query_text) + query(query_text)[:1]  # a repeated term weighs twice
+        for scored in (bm25_scores, term_coverage):
+            assert np.array_equal(scored(ids, merged), scored(ids, apart))
+        assert shortlist(ids, merged, keep=20) == shortlist(ids, apart, keep=20)
+        compared += int(bm25_scores(ids, merged).any())
+    assert compared >= 40
+
+
+def test_a_merge_for_some_terms_holds_their_postings_as_the_whole_merge_does() -> None:
+    apart = matrices(scifact_documents(count=4, per_document=30))
+    whole = merge_term_matrices(apart)
+    ids = [*query("vitamin D deficiency in children"), 10**9]  # and a term no passage has
+    some = merge_term_matrices(apart, ids)
+    assert set(some.vocabulary) == set(ids) & set(whole.vocabulary)
+    for term, packed in some.vocabulary.items():
+        mine = some.postings[:, packed >> 32 : packed & 0xFFFFFFFF]
+        theirs = whole.postings[
+            :, whole.vocabulary[term] >> 32 : whole.vocabulary[term] & 0xFFFFFFFF
+        ]
+        assert np.array_equal(mine, theirs)
+        assert (np.diff(mine[0]) > 0).all()  # each term's chunks ascending across documents
+
+
+def test_merging_no_documents_or_no_terms_gives_an_empty_matrix() -> None:
+    for merged in (merge_term_matrices([]), merge_term_matrices(matrices([["", "the"]]))):
+        assert isinstance(merged, MergedTerms)
+        assert merged.vocabulary == {}
+        assert merged.postings.shape == (2, 0)
+    assert shortlist(query("apple"), merge_term_matrices([])).entries == []
