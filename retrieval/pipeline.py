@@ -532,11 +532,15 @@ def _with_look_alikes(
     if len(indexed) < 2 or not cited:
         return cited
     candidate_keys: dict[str, set[str]] = {}
+    candidates: dict[str, CachedDocument] = {}  # a look-alike is among them: its copies score
     for entry, chunk in zip(picked.entries, chunks, strict=True):
-        candidate_keys.setdefault(indexed[entry.document].ref.id, set()).add(chunk.key)
-    refs = {doc.ref.id: doc.ref for doc in indexed}
+        document = candidates.setdefault(indexed[entry.document].ref.id, indexed[entry.document])
+        candidate_keys.setdefault(document.ref.id, set()).add(chunk.key)
+    refs = {id_: doc.ref for id_, doc in candidates.items()}
     found = look_alikes(
-        [source.id for source in cited], candidate_keys, {doc.ref.id: doc.keys for doc in indexed}
+        [source.id for source in cited],
+        candidate_keys,
+        {id_: doc.keys for id_, doc in candidates.items()},
     )
     return [
         source._replace(look_alikes=tuple(refs[other] for other in found[source.id]))

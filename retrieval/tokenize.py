@@ -31,6 +31,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Iterable, Sequence
+from typing import cast
 
 import bm25s.stopwords
 import Stemmer
@@ -358,16 +359,17 @@ class Tokenizer:
         """Fold, drop stopwords (as ``""``) and stem non-CJK words, each word once a while
         (:attr:`_term_memo`)."""
         memo = self._term_memo
-        distinct = dict.fromkeys(words)
-        known = {word: term for word in distinct if (term := memo.get(word)) is not None}
-        missing = [word for word in distinct if word not in known]
-        if missing:
-            new = dict(zip(missing, self._fold_and_stem(missing), strict=True))
-            known.update(new)
-            if len(memo) + len(new) > TERM_MEMO_WORDS:
-                memo.clear()  # another thread may be reading it: ``known`` is this call's own
-            memo.update(new)
-        return [known[word] for word in words]
+        found = list(map(memo.get, words))  # a look-up per word, none in Python's loop
+        if None not in found:
+            return cast(list[str], found)
+        missing = list(
+            dict.fromkeys(w for w, term in zip(words, found, strict=True) if term is None)
+        )
+        new = dict(zip(missing, self._fold_and_stem(missing), strict=True))
+        if len(memo) + len(new) > TERM_MEMO_WORDS:
+            memo.clear()  # another thread may be reading it: ``new`` is this call's own
+        memo.update(new)
+        return [new[w] if term is None else term for w, term in zip(words, found, strict=True)]
 
     def _fold_and_stem(self, words: list[str]) -> list[str]:
         folded = [fold_accents(word) for word in words]

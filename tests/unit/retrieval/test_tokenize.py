@@ -159,3 +159,15 @@ def test_derivation_keeps_unrelated_words_apart() -> None:
         "conclusion"
     )
     assert Tokenizer("english", derivation=False).query_terms("conclude") == ["conclud"]
+
+
+def test_word_terms_are_each_words_query_term_whether_remembered_or_not() -> None:
+    tokenizer = Tokenizer()
+    words = ["running", "the", "runs", "studies", "running", "café", "studies", "of"]
+    expected = [next(iter(tokenizer.query_terms(word)), "") for word in words]
+    first = tokenizer.word_terms(words)  # new words (repeated ones stemmed once)
+    again = tokenizer.word_terms(words)  # every word remembered
+    partly = tokenizer.word_terms([*words, "theories", "runs"])  # some new, some remembered
+    assert first == again == expected
+    assert partly == [*expected, "theori", expected[2]]
+    assert expected[:3] == ["run", "", "run"]
