@@ -1,3 +1,5 @@
+import random
+
 from retrieval.answer_spans import answer_spans, sentences, term_weights, weighed_terms
 from retrieval.highlights import matched_words
 from retrieval.index import ChunkIndex
@@ -74,3 +76,15 @@ def test_a_second_sentence_joins_when_it_holds_what_the_first_lacks() -> None:
 def test_cjk_passages_get_spans_from_their_bigrams() -> None:
     text = "今日は晴れです。機械学習の研究をしています。明日は雨です。"
     assert _spans("機械学習", text) == ["機械学習の研究をしています。"]
+
+
+def test_sentence_ends_are_found_where_the_defining_pattern_finds_them() -> None:
+    from retrieval.answer_spans import _BOUNDARY_RE, _boundaries
+
+    rng = random.Random(3)
+    alphabet = "ab .!?。！？\n\t\u3000\u00a0x"
+    texts = ["", "e.g. a 1.5 b. c!! d?\ne。f", *(
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))) for _ in range(20_000)
+    )]  # fmt: skip
+    for text in texts:
+        assert list(_boundaries(text)) == [m.span() for m in _BOUNDARY_RE.finditer(text)], text
