@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import re
 import threading
+from bisect import bisect_right
 from collections.abc import Collection, Iterator, Mapping, Sequence
 
 from retrieval.shortlist import TermMatrix, lucene_idf
-from retrieval.tokenize import Tokenizer, ascii_words, is_cjk_run, words_of
+from retrieval.tokenize import ASCII_WORD_CHARS, Tokenizer, is_cjk_run, words_of
 
 Span = tuple[int, int]
 MAX_SPANS = 2
@@ -159,10 +160,7 @@ def answer_spans(
     spans = sentences(text)
     held: list[set[str]] = []
     if text.isascii():
-        lowered = text.lower()
-        for start, end in spans:
-            found = wanted.keys() & set(ascii_words(lowered, start, end))
-            held.append({wanted[word] for word in found})
+        held = _held_in_ascii(text.lower(), spans, wanted)
     else:
         cjk = [word for word in wanted if is_cjk_run(word)]
         for start, end in spans:
@@ -174,6 +172,30 @@ def answer_spans(
             held.append(sentence_terms)
     chosen = _pick(held, weights, limit)
     return tuple(spans[index] for index in sorted(chosen))
+
+
+def _held_in_ascii(
+    lowered: str, spans: Sequence[Span], wanted: Mapping[str, str]
+) -> list[set[str]]:
+    """Per sentence of lowercased ASCII text, the terms of ``wanted`` (word -> term) among its
+    words: each word's occurrences found by ``str.find`` and placed by the sentence starts,
+    rather than every sentence split into words. (A sentence of ASCII text never starts or
+    ends inside a word: it is cut after punctuation, at a line end or at the text's end.)"""
+    held: list[set[str]] = [set() for _ in spans]
+    starts = [start for start, _ in spans]
+    size = len(lowered)
+    for word, term in wanted.items():
+        at = lowered.find(word)
+        while at >= 0:
+            end = at + len(word)
+            whole = (at == 0 or lowered[at - 1] not in ASCII_WORD_CHARS) and (
+                end == size or lowered[end] not in ASCII_WORD_CHARS
+            )
+            sentence = bisect_right(starts, at) - 1
+            if whole and sentence >= 0 and end <= spans[sentence][1]:
+                held[sentence].add(term)
+            at = lowered.find(word, at + 1)
+    return held
 
 
 def _pick(held: Sequence[Collection[str]], weights: dict[str, float], limit: int) -> list[int]:

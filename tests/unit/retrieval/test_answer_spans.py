@@ -1,4 +1,6 @@
+import json
 import random
+from itertools import islice
 
 from retrieval.answer_spans import answer_spans, sentences, term_weights, weighed_terms
 from retrieval.highlights import matched_words
@@ -6,6 +8,7 @@ from retrieval.index import ChunkIndex
 from retrieval.pipeline import search
 from retrieval.rerankers.none import NoReranker
 from retrieval.types import SourceDocument
+from tests.support.paths import SCIFACT_DIR
 
 PASSAGE = (
     "Dense retrieval has been studied for years. How one can train it per query is open.\n"
@@ -88,3 +91,28 @@ def test_sentence_ends_are_found_where_the_defining_pattern_finds_them() -> None
     )]  # fmt: skip
     for text in texts:
         assert list(_boundaries(text)) == [m.span() for m in _BOUNDARY_RE.finditer(text)], text
+
+
+def test_the_terms_each_sentence_holds_are_its_words_terms() -> None:
+    from retrieval.answer_spans import _held_in_ascii
+    from retrieval.tokenize import words_of
+
+    rng = random.Random(5)
+    with (SCIFACT_DIR / "corpus.jsonl").open(encoding="utf-8") as lines:
+        texts = [
+            t for t in (json.loads(line)["text"] for line in islice(lines, 400)) if t.isascii()
+        ]
+    texts += ["a.b c. d\n\ne_1 f! x", "x", "word. word word_ word"]
+    for text in texts:
+        words = sorted(set(words_of(text)))
+        # Whole words, and pieces of words that must not count as them.
+        wanted = {w: f"t{n}" for n, w in enumerate(rng.sample(words, min(6, len(words))))}
+        wanted.update(
+            {w[:-1]: "piece" for w in rng.sample(words, min(3, len(words))) if len(w) > 1}
+        )
+        spans = sentences(text)
+        expected = [
+            {wanted[w] for w in wanted.keys() & set(words_of(text[start:end]))}
+            for start, end in spans
+        ]
+        assert _held_in_ascii(text.lower(), spans, wanted) == expected, text
