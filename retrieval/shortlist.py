@@ -154,6 +154,9 @@ class MergedTerms(NamedTuple):
     """Number of terms in each chunk, across the documents."""
     offsets: tuple[int, ...]
     """Where each document's chunks start, then the total."""
+    tfc: FloatArray | None = None
+    """Each posting's :func:`lucene_tfc` at :data:`DEFAULT_K1` and :data:`DEFAULT_B` (a whole
+    merge's: its statistics are fixed), so a query only sums."""
 
     @property
     def chunk_count(self) -> int:
@@ -164,7 +167,7 @@ class MergedTerms(NamedTuple):
         """Rough memory footprint, for the cache's byte budget."""
         return (
             self.postings.nbytes + self.lengths.nbytes + 8 * len(self.offsets)
-            + 100 * len(self.vocabulary)
+            + 100 * len(self.vocabulary) + (0 if self.tfc is None else self.tfc.nbytes)
         )  # fmt: skip
 
 
@@ -227,7 +230,14 @@ def _merged_whole(
     ends = np.append(first[1:], len(terms))
     packed_spans = (first.astype(np.int64) << 32) | ends
     vocabulary = dict(zip(terms[first].tolist(), packed_spans.tolist(), strict=True))
-    return MergedTerms(vocabulary, postings, lengths, offsets)
+    tfc = lucene_tfc(
+        postings[1].astype(np.float64),
+        lengths[postings[0]],
+        float(lengths.mean()),
+        k1=DEFAULT_K1,
+        b=DEFAULT_B,
+    )
+    return MergedTerms(vocabulary, postings, lengths, offsets, tfc)
 
 
 def _scores(
@@ -251,18 +261,23 @@ def _scores(
     whole = unknown_terms * lucene_idf(0, total)
     lengths = merged.lengths
     average_length = float(lengths.mean())
+    known_tfc = merged.tfc if (k1, b) == (DEFAULT_K1, DEFAULT_B) else None
     for term, weight in weights.items():
         packed = merged.vocabulary.get(term)
         if packed is None:
             whole += lucene_idf(0, total)
             continue
-        postings = merged.postings[:, packed >> 32 : packed & _LOW_32_BITS]
-        chunks = postings[0]
-        tf = postings[1].astype(np.float64)
+        first, last = packed >> 32, packed & _LOW_32_BITS
+        chunks = merged.postings[0, first:last]
+        if known_tfc is None:
+            tf = merged.postings[1, first:last].astype(np.float64)
+            tfc = lucene_tfc(tf, lengths[chunks], average_length, k1=k1, b=b)
+        else:
+            tfc = known_tfc[first:last]
         idf = lucene_idf(len(chunks), total)
         whole += idf
         covered[chunks] += idf
-        scores[chunks] += weight * idf * lucene_tfc(tf, lengths[chunks], average_length, k1=k1, b=b)
+        scores[chunks] += weight * idf * tfc
     if whole > 0:
         covered /= whole
     return scores, covered
@@ -301,13 +316,14 @@ def shortlist(
         chosen = _best_first(_top(matched, scores, limit), scores)
     documents_of = np.searchsorted(offsets, chosen, side="right") - 1
     entries = [
-        ShortlistEntry(
-            document,
-            position - offsets[document],
-            float(scores[position]),
-            float(coverage[position]),
+        ShortlistEntry(document, position - offsets[document], score, covered)
+        for document, position, score, covered in zip(
+            documents_of.tolist(),
+            chosen.tolist(),
+            scores[chosen].tolist(),
+            coverage[chosen].tolist(),
+            strict=True,
         )
-        for document, position in zip(documents_of.tolist(), chosen.tolist(), strict=True)
     ]
     return Shortlist(
         entries=entries,

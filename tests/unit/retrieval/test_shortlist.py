@@ -211,6 +211,10 @@ def test_merged_matrices_score_exactly_as_the_documents_apart() -> None:
         ids = query(query_text) + query(query_text)[:1]  # a repeated term weighs twice
         for scored in (bm25_scores, term_coverage):
             assert np.array_equal(scored(ids, merged), scored(ids, apart))
+        # Other parameters than the defaults the merge worked the frequency part out for.
+        assert np.array_equal(
+            bm25_scores(ids, merged, k1=1.2, b=0.5), bm25_scores(ids, apart, k1=1.2, b=0.5)
+        )
         assert shortlist(ids, merged, keep=20) == shortlist(ids, apart, keep=20)
         compared += int(bm25_scores(ids, merged).any())
     assert compared >= 40
