@@ -373,3 +373,20 @@ def test_in_bm25_order_passages_sharing_no_query_term_are_left_out(index: ChunkI
 
     assert result.hits and all(hit.bm25 > 0 for hit in result.hits)
     assert any(hit.bm25 == 0 for hit in vouched.hits), "a reranker that ran may keep them"
+
+
+def test_searching_the_same_documents_again_gives_the_same_answer_from_the_merged_terms() -> None:
+    index = ChunkIndex()
+    refs = [FRUIT.ref, TREES.ref]
+    first = search(index, "apple orchards", refs, reranker=NoReranker(), documents=[FRUIT, TREES])
+    before = index.nbytes
+    second = search(index, "apple orchards", refs, reranker=NoReranker())
+    merged = index.nbytes
+    assert merged > before  # the run was merged for the second search
+    third = search(index, "apple orchards", refs, reranker=NoReranker())
+    assert index.nbytes == merged  # and the third used that merge
+    for result in (second, third):
+        assert [(h.chunk_id, h.score, h.matched_words) for h in result.hits] == [
+            (h.chunk_id, h.score, h.matched_words) for h in first.hits
+        ]
+    assert first.hits
