@@ -20,6 +20,8 @@ cached postings), cite.
 * naive: what a service without the cache's postings would do per query,
   given the same cached token lists: build a ``bm25s.BM25(method="lucene")``
   index over every chunk, then score. Ratio = naive CPU p50 / warm CPU p50;
+* stages: a warm search's p50 wall time in each stage (chunk, BM25 shortlist, rerank) and
+  in what follows them (order, fold near-copies, mark words, answer spans, cite);
 * prebuilt: the same ``bm25s`` index built once, then only scored and its best 100 taken
   per query: the floor a persistent index would give. Against it, the whole warm search
   (validate, shortlist, cite, mark, fold near-copies) and its BM25 shortlist alone
@@ -50,6 +52,9 @@ from retrieval.types import Candidate, RerankResult, SourceDocument
 
 SCIFACT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "ir" / "scifact"
 ABSTRACTS_PER_DOCUMENT = 20
+STAGES = ("chunk", "bm25", "rerank", "hits")
+"""A warm search's stages (:class:`retrieval.types.StageSeconds`), then the rest of it: the
+final order, near-copies folded, words marked, answer spans, citations."""
 
 
 class NoOpReranker:
@@ -145,7 +150,14 @@ def measure(
     index = ChunkIndex(chunk_size=chunk_size, max_bytes=8 * 1024**3)
     cold = timed(lambda: search(index, queries[0], refs, reranker=reranker, documents=docs))
     chunk_count = sum(len(entry.chunks) for entry in index.documents(refs))
-    warm = [timed(partial(search, index, q, refs, reranker=reranker)) for q in queries[1:]]
+    warm: list[tuple[float, float]] = []
+    stages: list[tuple[float, float, float, float]] = []
+    for query in queries[1:]:
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = search(index, query, refs, reranker=reranker)
+        warm.append((time.perf_counter() - wall, time.process_time() - cpu))
+        chunk, bm25, rerank = result.stage_seconds
+        stages.append((chunk, bm25, rerank, warm[-1][0] - chunk - bm25 - rerank))
 
     tokens = [
         index.tokenizer.document_terms(chunk.passage)
@@ -194,6 +206,10 @@ def measure(
         "prebuilt_cpu_p50": percentile([cpu for _, cpu in prebuilt_times], 50),
         "shortlist_cpu_p50": percentile([cpu for _, cpu in shortlist_times], 50),
         "cache_mb": index.nbytes / 1024**2,
+        **{
+            f"stage_{name}": percentile([stage[n] for stage in stages], 50)
+            for n, name in enumerate(STAGES)
+        },
     }
 
 
@@ -242,6 +258,12 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"| {row['shortlist_cpu_p50'] / row['prebuilt_cpu_p50']:.1f}x "
             f"| {row['cache_mb']:,.0f} |"
         )
+    print("\nWhere a warm search's wall time goes (p50 of each stage, ms):\n")
+    print(f"| chunks | {' | '.join(STAGES)} |")
+    print("|---:|" + "---:|" * len(STAGES))
+    for row in rows:
+        cells = " | ".join(f"{row[f'stage_{name}'] * 1000:.2f}" for name in STAGES)
+        print(f"| {row['chunks']:,.0f} | {cells} |")
     print(f"\nLoad average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs.")
 
 

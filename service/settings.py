@@ -210,7 +210,7 @@ class SearchSettings(BaseModel):
     max_top_k: int = Field(default=50, ge=1)
     """Most results one request may ask for."""
     cache_max_mb: int = Field(default=512, ge=1)
-    """Memory bound of the in-process cache of chunked documents."""
+    """Memory bound of the in-process cache of chunked documents, the merged term matrices of the last few runs of documents searched again included (each at most a quarter of it; they go first when it is exceeded)."""
     prefilter_min_passages: int = Field(default=PREFILTER_MIN_PASSAGES, ge=1)
     """Passages from which a search asks PostgreSQL for BM25's shortlist (the lexical prefilter, #28) instead of scoring every passage in the process. Why 10,000 (measured on 2 cores, docs/benchmarks.md "The lexical prefilter"): the prefilter's first search after a restart costs a tenth of the exhaustive one or less at every size (0.1-0.25 s against 1.3-6 s of CPU from 2k to 10k passages); warm, its process CPU is the exhaustive path's (61 against 65 ms at 10k) but the database adds 11-26 ms a search against 2-6 ms, until the project outgrows the chunk cache, where the exhaustive path re-chunks on every search; from 10k on an exhaustive cold search passes 2 s, below it the warm advantage wins."""
     prefilter_term_depth: int = Field(default=PREFILTER_TERM_DEPTH, ge=0)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from service.services import users
-from tests.browser.chromium import UI_TIMEOUT_MS
+from tests.browser.chromium import new_page
 
 pytestmark = pytest.mark.browser
 
@@ -18,10 +18,7 @@ def test_a_file_picked_with_no_project_chosen_says_so_and_sends_nothing(
 ) -> None:
     from playwright.sync_api import expect
 
-    expect.set_options(timeout=UI_TIMEOUT_MS)
-    context = browser.new_context()
-    context.set_default_timeout(UI_TIMEOUT_MS)
-    page = context.new_page()
+    page = new_page(browser)
     # The project list has not come (or is empty): no project is chosen.
     page.route(
         "**/api/projects",
@@ -48,4 +45,4 @@ def test_a_file_picked_with_no_project_chosen_says_so_and_sends_nothing(
         "Not uploaded: choose or create a project first."
     )
     assert grants == []
-    context.close()
+    page.context.close()

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from service.services import users
-from tests.browser.chromium import UI_TIMEOUT_MS
+from tests.browser.chromium import UI_TIMEOUT_MS, new_page
 
 pytestmark = pytest.mark.browser
 
@@ -21,10 +21,7 @@ def test_a_project_created_before_the_list_arrives_stays_chosen(
 ) -> None:
     from playwright.sync_api import expect
 
-    expect.set_options(timeout=UI_TIMEOUT_MS)
-    context = browser.new_context()
-    context.set_default_timeout(UI_TIMEOUT_MS)
-    page = context.new_page()
+    page = new_page(browser)
     held: list[Any] = []
     page.route(
         "**/api/projects",
@@ -65,4 +62,4 @@ def test_a_project_created_before_the_list_arrives_stays_chosen(
     expect(picker.locator("option")).to_have_text(["default", "Fieldwork archive", PROJECT])
     expect(picker.locator("option:checked")).to_have_text(PROJECT)
     assert "project=" + created.value.json()["id"] in page.url
-    context.close()
+    page.context.close()

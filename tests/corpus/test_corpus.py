@@ -1,8 +1,10 @@
 """Every PDF of the shared corpus gives the outcome its manifest allows.
 
-All files go through :func:`extract_in_sandbox`, two at a time, once per
+The files a run selects go through :func:`extract_in_sandbox`, two at a time, once per
 session: ``scripts/test`` sends a file's tests to one worker (``--dist loadfile``), so one
-worker extracts the corpus while the other runs the rest of the suite. The layout budget is kept short (``LAYOUT_BUDGET_SECONDS``) so the
+worker extracts the corpus while the other runs the rest of the suite. CI's run
+(``-m "not slow"``) extracts :data:`IN_CI`, a few of each kind; ``scripts/test -m slow``
+extracts the rest. The layout budget is kept short (``LAYOUT_BUDGET_SECONDS``) so the
 long documents finish quickly: later pages then come from the plain-text path,
 and the checks below still require page count, markers and text on every page
 that has a text layer. OCR is on, as by default, but recognises at most
@@ -63,10 +65,60 @@ def _manifest() -> list[dict[str, Any]]:
 
 
 ENTRIES = _manifest()
+BY_PATH = {entry["path"]: entry for entry in ENTRIES}
+IN_CI = frozenset(
+    {
+        "papers/naacl06-shinyama.pdf",
+        "papers/TAMReview.pdf",
+        "papers_acl/P19-1598.pdf",
+        "tables/github_sample.pdf",
+        "scanned_image_only/c02-22.pdf",
+        "scanned_image_only/175.pdf",
+        "scanned_ocr_layer/Seige_of_Vicksburg_Sample_OCR.pdf",
+        "scanned_ocr_layer/issue12963.pdf",
+        "encrypted/aes-256.pdf",
+        "encrypted/r4-owner-password.pdf",
+        "corrupted/empty.pdf",
+        "corrupted/zen_of_python_corrupted.pdf",
+        "corrupted/bug1020226.pdf",
+        "corrupted/Pages-tree-refs.pdf",
+        "corrupted/poppler-85140-0.pdf",
+        "corrupted/scan-bad.pdf",
+        "non_latin/russian.pdf",
+        "non_latin/chinese-tables.pdf",
+        "non_latin/korean-text-with-tables.pdf",
+        "non_latin/right_to_left_01.pdf",
+        "long_100plus/test-3820.pdf",
+        "forms/f1040nr.pdf",
+        "misc_edge/issue-449-vertical.pdf",
+        "misc_edge/rotated-page-90.pdf",
+    }
+)
+"""The PDFs CI extracts: of each category the cheapest with each outcome its manifest
+names, a second image-only scan, the garbled layers the tests below read, and a few scripts.
+The whole corpus costs about four CPU-minutes on 2 cores, most of it in five image-only scans
+and three long documents, which no CI run should pay for each time; ``-m slow`` reads them."""
+
+
+def _corpus_params(paths: list[str]) -> list[Any]:
+    """``paths`` as test parameters, those not :data:`IN_CI` marked slow."""
+    return [
+        pytest.param(path, id=path, marks=[] if path in IN_CI else [pytest.mark.slow])
+        for path in paths
+    ]
 
 
 @pytest.fixture(scope="module")
 def outcomes(request: pytest.FixtureRequest) -> dict[str, Outcome]:
+    """The outcome of each PDF the run's selected tests of this module read."""
+    selected = {
+        item.callspec.params["path"]
+        for item in request.session.items
+        if item.module is request.module and hasattr(item, "callspec")
+        if "path" in item.callspec.params
+    }
+    wanted = [entry for entry in ENTRIES if entry["path"] in selected]
+
     def run(entry: dict[str, Any]) -> tuple[str, Outcome]:
         path = CORPUS_DIR / entry["path"]
         try:
@@ -78,12 +130,12 @@ def outcomes(request: pytest.FixtureRequest) -> dict[str, Outcome]:
 
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        results = dict(pool.map(run, ENTRIES))
+        results = dict(pool.map(run, wanted))
     elapsed = time.monotonic() - started
     capture = request.config.pluginmanager.get_plugin("capturemanager")
     if capture is not None:
         with capture.global_and_fixture_disabled():
-            print(f"\ncorpus: {len(ENTRIES)} PDFs extracted in {elapsed:.1f} s wall time")
+            print(f"\ncorpus: {len(wanted)} PDFs extracted in {elapsed:.1f} s wall time")
     return results
 
 
@@ -124,13 +176,14 @@ def _assert_text_outcome(entry: dict[str, Any], extraction: Extraction) -> None:
             assert body.strip(), f"page {number} has a text layer but came out empty"
 
 
-@pytest.mark.timeout(900)  # the first test also runs the shared fixture (about 2 min on 2 cores)
+@pytest.mark.timeout(900)  # the first test also runs the shared fixture (the whole corpus: 2-4 min)
 @pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")
-@pytest.mark.parametrize("entry", ENTRIES, ids=[entry["path"] for entry in ENTRIES])
+@pytest.mark.parametrize("path", _corpus_params([entry["path"] for entry in ENTRIES]))
 def test_corpus_pdf_gives_an_outcome_its_manifest_allows(
-    entry: dict[str, Any], outcomes: dict[str, Outcome]
+    path: str, outcomes: dict[str, Outcome]
 ) -> None:
-    outcome = outcomes[entry["path"]]
+    entry = BY_PATH[path]
+    outcome = outcomes[path]
     expect: list[str] = entry["expect"]
     if isinstance(outcome, Extraction):
         assert "text" in expect, f"extracted text, but manifest expects {expect}"
@@ -169,24 +222,25 @@ def test_a_scan_whose_text_layer_is_not_words_is_refused_when_ocr_is_off() -> No
         extract_in_sandbox(path.read_bytes(), path.name, None, limits=limits)
 
 
-@pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")
-def test_long_pdfs_switch_to_plain_text_once_the_layout_budget_is_spent(
-    outcomes: dict[str, Outcome],
-) -> None:
-    long_documents = [e["path"] for e in ENTRIES if e["path"].startswith("long_100plus/")]
+LONG = [e["path"] for e in ENTRIES if e["path"].startswith("long_100plus/")]
 
-    assert long_documents
-    for path in long_documents:
-        outcome = outcomes[path]
-        assert isinstance(outcome, Extraction), path
-        assert any("budget" in warning for warning in outcome.warnings), path
+
+@pytest.mark.skipif(not LONG, reason=f"no corpus manifest under {CORPUS_DIR}")
+@pytest.mark.parametrize("path", _corpus_params(LONG))
+def test_long_pdfs_switch_to_plain_text_once_the_layout_budget_is_spent(
+    path: str, outcomes: dict[str, Outcome]
+) -> None:
+    outcome = outcomes[path]
+
+    assert isinstance(outcome, Extraction), path
+    assert any("budget" in warning for warning in outcome.warnings), path
 
 
 IMAGE_ONLY = [e["path"] for e in ENTRIES if e["category"] == "scanned_image_only"]
 
 
 @pytest.mark.skipif(not IMAGE_ONLY, reason=f"no corpus manifest under {CORPUS_DIR}")
-@pytest.mark.parametrize("path", IMAGE_ONLY)
+@pytest.mark.parametrize("path", _corpus_params(IMAGE_ONLY))
 def test_image_only_scans_come_out_as_recognised_text(
     path: str, outcomes: dict[str, Outcome]
 ) -> None:
@@ -199,10 +253,11 @@ def test_image_only_scans_come_out_as_recognised_text(
 
 
 @pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")
+@pytest.mark.parametrize("path", _corpus_params(["papers/TAMReview.pdf"]))
 def test_tamreview_garbled_text_layer_is_replaced_by_readable_text(
-    outcomes: dict[str, Outcome],
+    path: str, outcomes: dict[str, Outcome]
 ) -> None:
-    outcome = outcomes["papers/TAMReview.pdf"]
+    outcome = outcomes[path]
 
     assert isinstance(outcome, Extraction)
     assert outcome.ocr_pages == (2,)  # page 1 is good; page 2 is the first garbled one
@@ -214,16 +269,19 @@ def test_tamreview_garbled_text_layer_is_replaced_by_readable_text(
     assert any("Page 3-22 not recognised" in warning for warning in outcome.warnings)
 
 
-@pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")
-def test_papers_with_a_good_text_layer_are_not_recognised(outcomes: dict[str, Outcome]) -> None:
-    papers = [
-        e["path"]
-        for e in ENTRIES
-        if e["category"] in ("papers", "papers_acl") and e["path"] != "papers/TAMReview.pdf"
-    ]
+PAPERS = [
+    e["path"]
+    for e in ENTRIES
+    if e["category"] in ("papers", "papers_acl") and e["path"] != "papers/TAMReview.pdf"
+]
 
-    assert papers
-    for path in papers:
-        outcome = outcomes[path]
-        assert isinstance(outcome, Extraction), path
-        assert outcome.ocr_pages == (), path
+
+@pytest.mark.skipif(not PAPERS, reason=f"no corpus manifest under {CORPUS_DIR}")
+@pytest.mark.parametrize("path", _corpus_params(PAPERS))
+def test_papers_with_a_good_text_layer_are_not_recognised(
+    path: str, outcomes: dict[str, Outcome]
+) -> None:
+    outcome = outcomes[path]
+
+    assert isinstance(outcome, Extraction), path
+    assert outcome.ocr_pages == (), path
