@@ -116,7 +116,7 @@ def bm25_scores(
     The statistics (chunk count, document frequency, average length) are those
     of exactly these documents' chunks. Only the query terms' postings are read.
     """
-    return _scores(query_term_ids, documents, k1=k1, b=b)[0]
+    return _scores(query_term_ids, _merged(documents, query_term_ids), k1=k1, b=b)[0]
 
 
 def term_coverage(
@@ -136,7 +136,8 @@ def term_coverage(
     occur nowhere covers little of itself anywhere. Unlike BM25 the value does
     not grow with the query's length, so it means the same for every query.
     """
-    return _scores(query_term_ids, documents, unknown_terms=unknown_terms)[1]
+    merged = _merged(documents, query_term_ids)
+    return _scores(query_term_ids, merged, unknown_terms=unknown_terms)[1]
 
 
 class MergedTerms(NamedTuple):
@@ -240,9 +241,16 @@ def _merged_whole(
     return MergedTerms(vocabulary, postings, lengths, offsets, tfc)
 
 
+def _merged(documents: Searched, query_term_ids: Iterable[int]) -> MergedTerms:
+    """``documents`` merged, for the query's terms alone when they are not already."""
+    if isinstance(documents, MergedTerms):
+        return documents
+    return merge_term_matrices(documents, query_term_ids)
+
+
 def _scores(
     query_term_ids: Sequence[int],
-    documents: Searched,
+    merged: MergedTerms,
     *,
     k1: float = DEFAULT_K1,
     b: float = DEFAULT_B,
@@ -250,9 +258,6 @@ def _scores(
 ) -> tuple[FloatArray, FloatArray]:
     """BM25 and term coverage of every chunk, from one pass over the query terms' postings."""
     weights = Counter(query_term_ids)
-    merged = (
-        documents if isinstance(documents, MergedTerms) else merge_term_matrices(documents, weights)
-    )
     total = merged.chunk_count
     scores = np.zeros(total, dtype=np.float64)
     covered = np.zeros(total, dtype=np.float64)
@@ -303,8 +308,9 @@ def shortlist(
     ``max_candidates`` chunks are returned in document order
     (``no_term_matched``). Ties keep document, then chunk, order.
     """
-    offsets = documents.offsets if isinstance(documents, MergedTerms) else _offsets(documents)
-    scores, coverage = _scores(query_term_ids, documents, k1=k1, b=b, unknown_terms=unknown_terms)
+    merged = _merged(documents, query_term_ids)
+    offsets = merged.offsets
+    scores, coverage = _scores(query_term_ids, merged, k1=k1, b=b, unknown_terms=unknown_terms)
     total = len(scores)
     limit = min(keep, max_candidates)
     matched = np.flatnonzero(scores > 0)

@@ -77,9 +77,9 @@ ASCII_WORD_CHARS = frozenset(string.ascii_lowercase + string.digits + "_")
 _ASCII_NON_WORD = str.maketrans(
     dict.fromkeys((chr(code) for code in range(128) if chr(code) not in ASCII_WORD_CHARS), " ")
 )
-"""Every other ASCII character, as a space: casefolded ASCII text splits into its words with
-``translate`` and ``split``, several times faster than with ``_WORD_RE``'s large character
-class (most passages are ASCII)."""
+"""Every other ASCII character, as a space: casefolded ASCII text (most passages) splits into
+its words with ``translate`` and ``split``, a quarter faster than a regex of those characters
+finds them, and that several times faster than ``_WORD_RE``'s large character class."""
 _MIXED_RE = re.compile(rf"[{_CJK}]+|(?:[^\W{_CJK}]|[{_MARKS}])+")
 """Words and CJK runs, for text that has CJK characters."""
 _CJK_RE = re.compile(rf"[{_CJK}]")

@@ -100,12 +100,17 @@ The whole corpus costs about four CPU-minutes on 2 cores, most of it in five ima
 and three long documents, which no CI run should pay for each time; ``-m slow`` reads them."""
 
 
-def _corpus_params(paths: list[str]) -> list[Any]:
-    """``paths`` as test parameters, those not :data:`IN_CI` marked slow."""
-    return [
-        pytest.param(path, id=path, marks=[] if path in IN_CI else [pytest.mark.slow])
-        for path in paths
-    ]
+def over_corpus(paths: list[str]) -> pytest.MarkDecorator:
+    """Parametrize a test by ``path`` over those of ``paths`` the manifest has (none, and it
+    is skipped), each not :data:`IN_CI` marked slow."""
+    return pytest.mark.parametrize(
+        "path",
+        [
+            pytest.param(path, id=path, marks=[] if path in IN_CI else [pytest.mark.slow])
+            for path in paths
+            if path in BY_PATH
+        ],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -177,8 +182,7 @@ def _assert_text_outcome(entry: dict[str, Any], extraction: Extraction) -> None:
 
 
 @pytest.mark.timeout(900)  # the first test also runs the shared fixture (the whole corpus: 2-4 min)
-@pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")
-@pytest.mark.parametrize("path", _corpus_params([entry["path"] for entry in ENTRIES]))
+@over_corpus(list(BY_PATH))
 def test_corpus_pdf_gives_an_outcome_its_manifest_allows(
     path: str, outcomes: dict[str, Outcome]
 ) -> None:
@@ -225,8 +229,7 @@ def test_a_scan_whose_text_layer_is_not_words_is_refused_when_ocr_is_off() -> No
 LONG = [e["path"] for e in ENTRIES if e["path"].startswith("long_100plus/")]
 
 
-@pytest.mark.skipif(not LONG, reason=f"no corpus manifest under {CORPUS_DIR}")
-@pytest.mark.parametrize("path", _corpus_params(LONG))
+@over_corpus(LONG)
 def test_long_pdfs_switch_to_plain_text_once_the_layout_budget_is_spent(
     path: str, outcomes: dict[str, Outcome]
 ) -> None:
@@ -239,8 +242,7 @@ def test_long_pdfs_switch_to_plain_text_once_the_layout_budget_is_spent(
 IMAGE_ONLY = [e["path"] for e in ENTRIES if e["category"] == "scanned_image_only"]
 
 
-@pytest.mark.skipif(not IMAGE_ONLY, reason=f"no corpus manifest under {CORPUS_DIR}")
-@pytest.mark.parametrize("path", _corpus_params(IMAGE_ONLY))
+@over_corpus(IMAGE_ONLY)
 def test_image_only_scans_come_out_as_recognised_text(
     path: str, outcomes: dict[str, Outcome]
 ) -> None:
@@ -252,8 +254,7 @@ def test_image_only_scans_come_out_as_recognised_text(
     assert sum(char.isalpha() for char in first) >= 40, first
 
 
-@pytest.mark.skipif(not ENTRIES, reason=f"no corpus manifest under {CORPUS_DIR}")
-@pytest.mark.parametrize("path", _corpus_params(["papers/TAMReview.pdf"]))
+@over_corpus(["papers/TAMReview.pdf"])
 def test_tamreview_garbled_text_layer_is_replaced_by_readable_text(
     path: str, outcomes: dict[str, Outcome]
 ) -> None:
@@ -276,8 +277,7 @@ PAPERS = [
 ]
 
 
-@pytest.mark.skipif(not PAPERS, reason=f"no corpus manifest under {CORPUS_DIR}")
-@pytest.mark.parametrize("path", _corpus_params(PAPERS))
+@over_corpus(PAPERS)
 def test_papers_with_a_good_text_layer_are_not_recognised(
     path: str, outcomes: dict[str, Outcome]
 ) -> None:
