@@ -36,12 +36,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import gc
 import os
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 from uuid import UUID, uuid4
@@ -55,6 +57,7 @@ from bench.bulk_load import DOCUMENT_COLUMNS, bulk_load, ready_document_row
 from bench.latency import SCIFACT_DIR, corpus, load_abstracts, load_queries
 from retrieval.rerankers import WarmableReranker
 from retrieval.types import SourceDocument
+from service.heap import freeze_startup_objects
 from service.records import Principal
 from service.runtime import Runtime, open_runtime
 from service.services import prefilter, users
@@ -173,6 +176,9 @@ class PathFigures(NamedTuple):
     rss_mb: float
     """This process's resident memory after the path (only the API's share when the
     documents were not generated in it, i.e. with ``--reuse``, and no path ran before)."""
+    full_collections: list[float]
+    """The wall seconds of each full garbage collection during the warm searches: each held
+    the search running then (:mod:`service.heap`)."""
 
 
 async def run_path(
@@ -187,6 +193,7 @@ async def run_path(
     with tempfile.TemporaryDirectory() as data_dir:
         settings = settings_for(url, Path(data_dir), **search)
         async with open_runtime(settings, background=False) as runtime:
+            freeze_startup_objects()  # as the served app does once started
             cold, first = await timed_search(runtime, owner, queries[0])
             if warm_vectors:
                 embedded = await embed_candidates(runtime, owner, queries[1:])
@@ -195,10 +202,11 @@ async def run_path(
                 loaded = await runtime.search.load(conn, owner.project_id, query=queries[1])
             before = await backend_seconds(url, datname)
             warm, top10 = [], {queries[0]: _top(first)}
-            for query in queries[1:]:
-                timing, found = await timed_search(runtime, owner, query)
-                warm.append(timing)
-                top10[query] = _top(found)
+            with full_collections() as collections:
+                for query in queries[1:]:
+                    timing, found = await timed_search(runtime, owner, query)
+                    warm.append(timing)
+                    top10[query] = _top(found)
             backend = (await backend_seconds(url, datname) - before) / max(1, len(queries) - 1)
             return PathFigures(
                 cold,
@@ -208,7 +216,30 @@ async def run_path(
                 loaded.prefiltered is not None,
                 top10,
                 resident_mb(),
+                collections,
             )
+
+
+@contextlib.contextmanager
+def full_collections() -> Iterator[list[float]]:
+    """The wall seconds of each full (generation 2) garbage collection made inside."""
+    found: list[float] = []
+    started = 0.0
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        nonlocal started
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            started = time.perf_counter()
+        else:
+            found.append(time.perf_counter() - started)
+
+    gc.callbacks.append(watch)
+    try:
+        yield found
+    finally:
+        gc.callbacks.remove(watch)
 
 
 async def embed_candidates(runtime: Runtime, owner: Owner, queries: list[str]) -> int:
@@ -363,9 +394,10 @@ async def cost(
     print(
         "| passages | documents | path | cold wall (ms) | cold CPU (ms) | warm p50 wall (ms) "
         "| warm p95 wall (ms) | warm CPU p50 (ms) | warm CPU p95 (ms) | database CPU / query (ms) "
-        "| chunk cache (MB) | process RSS (MB) | exact top 10 kept |"
+        "| chunk cache (MB) | process RSS (MB) | exact top 10 kept "
+        "| full collections: count, longest (ms) |"
     )
-    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for _, passages, count, ingest, exhaustive, every, filtered in rows:
         exact = exhaustive or every  # the same shortlist: tests/integration/search
         paths = (
@@ -375,17 +407,20 @@ async def cost(
         )
         for name, figures in paths:
             if figures is None:
-                print(f"| {passages:,} | {count:,} | {name} | not measured ||||||||||")
+                print(f"| {passages:,} | {count:,} | {name} | not measured |||||||||||")
                 continue
             walls = [t.wall for t in figures.warm]
             cpus = [t.cpu for t in figures.warm]
             kept = f"{kept_share(exact.top10, figures.top10):.3f}" if exact else "–"
+            pauses = figures.full_collections
+            longest = f"{max(pauses) * 1000:,.0f}" if pauses else "–"
             print(
                 f"| {passages:,} | {count:,} | {name} | {figures.cold.wall * 1000:,.0f} "
                 f"| {figures.cold.cpu * 1000:,.0f} | {p(walls, 50):,.1f} | {p(walls, 95):,.1f} "
                 f"| {p(cpus, 50):,.1f} | {p(cpus, 95):,.1f} "
                 f"| {figures.backend_cpu_per_query * 1000:,.1f} "
-                f"| {figures.cache_mb:,.0f} | {figures.rss_mb:,.0f} | {kept} |"
+                f"| {figures.cache_mb:,.0f} | {figures.rss_mb:,.0f} | {kept} "
+                f"| {len(pauses)}, {longest} |"
             )
         print(
             f"\nTerms of {passages:,} passages written by "

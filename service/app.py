@@ -12,6 +12,7 @@ from litestar import Litestar, Request, Router
 from litestar.types import ASGIApp, ControllerRouterHandler
 
 from service import __version__
+from service.heap import freeze_startup_objects
 from service.http.api_docs import api_docs_assets_router, openapi_config
 from service.http.auth import TokenAuthenticationMiddleware
 from service.http.controllers.documents import DocumentController
@@ -66,6 +67,7 @@ def create_app(
             app.state.runtime = runtime
             if on_start is not None:
                 await on_start(runtime)
+            freeze_startup_objects()  # full collections then walk only what requests make
             yield
 
     observed = settings.metrics.enabled
