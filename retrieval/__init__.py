@@ -21,6 +21,7 @@ from retrieval.tokenize import Tokenizer
 from retrieval.types import (
     Candidate,
     Chunk,
+    Chunks,
     DocumentRef,
     Hit,
     NearCopy,
@@ -39,6 +40,7 @@ __all__ = [
     "Candidate",
     "Chunk",
     "ChunkIndex",
+    "Chunks",
     "DocumentNotIndexed",
     "DocumentRef",
     "EmptyQuery",

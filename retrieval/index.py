@@ -41,7 +41,7 @@ from retrieval.shortlist import (
     merge_term_matrices,
 )
 from retrieval.tokenize import DEFAULT_LANGUAGE, STEMMED_LANGUAGES, Tokenizer
-from retrieval.types import Chunk, DocumentRef, SourceDocument
+from retrieval.types import Chunks, DocumentRef, SourceDocument, passage_text
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 AUTO_LANGUAGE = "auto"
@@ -52,8 +52,9 @@ LANGUAGE_SAMPLE_CHARS = 2 * SAMPLE_CHARS
 _DETECTABLE = STEMMED_LANGUAGES | CJK_LANGUAGES
 """What :func:`~retrieval.language.detect_language` can say of a text (Snowball's names, and
 the languages tokenised into bigrams)."""
-_CHUNK_OVERHEAD_BYTES = 400
-"""The tuple, ints, page tuple and key string of one :class:`Chunk`, roughly."""
+_CHUNK_OVERHEAD_BYTES = 300
+"""A chunk's slots in :class:`~retrieval.types.Chunks`' columns, its four bounds and its key
+string, roughly."""
 
 CacheKey = tuple[str, str, int, int, str]
 """(document id, content hash, chunker version, chunk size, tokenizer config)."""
@@ -72,7 +73,7 @@ class IndexedDocument(NamedTuple):
     """One document as the shortlist needs it."""
 
     ref: DocumentRef
-    chunks: tuple[Chunk, ...]
+    chunks: Chunks
     terms: TermMatrix
     nbytes: int
     """Estimated memory footprint."""
@@ -81,8 +82,6 @@ class IndexedDocument(NamedTuple):
     reference_density: tuple[float, ...] = ()
     """Per chunk, how much it reads like a reference list
     (:func:`retrieval.noise.citation_density`)."""
-    keys: frozenset[str] = frozenset()
-    """Its chunks' passage keys, to find look-alike documents."""
     reader_prefixes: tuple[str, ...] = ()
     """Per chunk, the context lines read before it (:func:`retrieval.context.context_prefix`;
     a handful of shared strings per document)."""
@@ -96,10 +95,19 @@ class IndexedDocument(NamedTuple):
     written_in: str = DEFAULT_LANGUAGE
     """The language its text is written in (:meth:`ChunkIndex.written_language`)."""
 
+    @property
+    def keys(self) -> frozenset[str]:
+        """Its chunks' passage keys, to find look-alike documents (made when asked: a set
+        held per cached document is one more object for the garbage collector to walk)."""
+        return frozenset(self.chunks.keys)
+
     def reader_text(self, ordinal: int) -> str:
         """What BM25 and the reranker read for chunk ``ordinal``: context, breadcrumb, text
         (:func:`retrieval.context.in_context`)."""
-        return self.reader_prefixes[ordinal] + self.chunks[ordinal].passage
+        chunks = self.chunks
+        return self.reader_prefixes[ordinal] + passage_text(
+            chunks.headings[ordinal], chunks.texts[ordinal]
+        )
 
     def reader_passage(self, ordinal: int) -> tuple[str, str]:
         """``(key, text)`` of chunk ``ordinal`` as the reranker reads it."""
@@ -122,9 +130,7 @@ class PassageNoise:
 
     __slots__ = ("_chunks", "_density", "_lengths", "_prefixes", "_terms", "_tokenizer")
 
-    def __init__(
-        self, tokenizer: Tokenizer, chunks: Sequence[Chunk], prefixes: Sequence[str]
-    ) -> None:
+    def __init__(self, tokenizer: Tokenizer, chunks: Chunks, prefixes: Sequence[str]) -> None:
         self._tokenizer, self._chunks, self._prefixes = tokenizer, chunks, prefixes
         self._density: dict[int, float] = {}
         self._terms: dict[int, int] = {}
@@ -133,18 +139,21 @@ class PassageNoise:
     def reference_density(self, ordinal: int) -> float:
         found = self._density.get(ordinal)
         if found is None:
-            chunk = self._chunks[ordinal]
-            found = self._density[ordinal] = citation_density(chunk.text, chunk.heading)
+            chunks = self._chunks
+            found = self._density[ordinal] = citation_density(
+                chunks.texts[ordinal], chunks.headings[ordinal]
+            )
         return found
 
     def content_terms(self, ordinal: int, length: int | None = None) -> int:
         found = self._terms.get(ordinal)
         if found is None:
-            chunk, prefix = self._chunks[ordinal], self._prefixes[ordinal]
+            heading, prefix = self._chunks.headings[ordinal], self._prefixes[ordinal]
             if length is None:
-                (ids,) = self._tokenizer.documents_term_ids([prefix + chunk.passage])
+                passage = passage_text(heading, self._chunks.texts[ordinal])
+                (ids,) = self._tokenizer.documents_term_ids([prefix + passage])
                 length = len(ids)
-            own = length - self._length(prefix) - self._length(chunk.heading)
+            own = length - self._length(prefix) - self._length(heading)
             found = self._terms[ordinal] = max(0, own)
         return found
 
@@ -160,18 +169,25 @@ class ChunkedDocument(NamedTuple):
     elsewhere (:meth:`ChunkIndex.chunked_documents`)."""
 
     ref: DocumentRef
-    chunks: tuple[Chunk, ...]
+    chunks: Chunks
     nbytes: int
     """Estimated memory footprint, its noise figures for every passage counted."""
     language: str
-    keys: frozenset[str]
     reader_prefixes: tuple[str, ...]
     reader_keys: tuple[str, ...]
     noise: PassageNoise
     written_in: str
 
+    @property
+    def keys(self) -> frozenset[str]:
+        """As :attr:`IndexedDocument.keys`."""
+        return frozenset(self.chunks.keys)
+
     def reader_text(self, ordinal: int) -> str:
-        return self.reader_prefixes[ordinal] + self.chunks[ordinal].passage
+        chunks = self.chunks
+        return self.reader_prefixes[ordinal] + passage_text(
+            chunks.headings[ordinal], chunks.texts[ordinal]
+        )
 
     def reader_passage(self, ordinal: int) -> tuple[str, str]:
         return self.reader_keys[ordinal], self.reader_text(ordinal)
@@ -320,7 +336,7 @@ class ChunkIndex:
         without caching anything: for a lexical index kept outside the process."""
         chunks, language, written, prefixes = self._chunked(doc)
         tokenizer = self.tokenizer_for(language)
-        texts = [prefix + c.passage for prefix, c in zip(prefixes, chunks, strict=True)]
+        texts = _reader_texts(chunks, prefixes)
         return PassageTerms(language, [tokenizer.document_terms(text) for text in texts], written)
 
     def query_term_weights(self, query: str, languages: Iterable[str]) -> Counter[str]:
@@ -374,7 +390,7 @@ class ChunkIndex:
         ``languages`` as :meth:`documents` takes it."""
         self.documents((), add=docs, languages=languages)
 
-    def chunks(self, ref: DocumentRef) -> Sequence[Chunk]:
+    def chunks(self, ref: DocumentRef) -> Chunks:
         """A cached document's chunks."""
         return self.chunked_documents([ref])[0].chunks
 
@@ -566,20 +582,20 @@ class ChunkIndex:
 
     def _chunked(
         self, doc: SourceDocument, written: str | None = None
-    ) -> tuple[tuple[Chunk, ...], str, str, tuple[str, ...]]:
+    ) -> tuple[Chunks, str, str, tuple[str, ...]]:
         """A document's chunks, stemming language, written language (detected unless given)
         and per-chunk context prefixes."""
-        chunks = tuple(chunk_markdown(doc.id, doc.markdown, chunk_size=self.chunk_size))
+        chunks = Chunks(doc.id, chunk_markdown(doc.id, doc.markdown, chunk_size=self.chunk_size))
         written = written or self.written_language(doc.markdown)
         language = self._stemmed(written)
         context = document_context(doc.name, doc.markdown)
         by_heading: dict[str, str] = {}  # one string per distinct prefix, worked out once
         shared: dict[str, str] = {}
-        for chunk in chunks:
-            if chunk.heading not in by_heading:
-                prefix = context_prefix(context, chunk.heading)
-                by_heading[chunk.heading] = shared.setdefault(prefix, prefix)
-        return chunks, language, written, tuple(by_heading[chunk.heading] for chunk in chunks)
+        for heading in chunks.headings:
+            if heading not in by_heading:
+                prefix = context_prefix(context, heading)
+                by_heading[heading] = shared.setdefault(prefix, prefix)
+        return chunks, language, written, tuple(by_heading[heading] for heading in chunks.headings)
 
     def _build(
         self, doc: SourceDocument, written: str | None = None, whole: bool = True
@@ -592,42 +608,41 @@ class ChunkIndex:
     def _chunked_only(
         self,
         ref: DocumentRef,
-        chunks: tuple[Chunk, ...],
+        chunks: Chunks,
         language: str,
         prefixes: tuple[str, ...],
         written: str,
     ) -> ChunkedDocument:
-        keys = frozenset(chunk.key for chunk in chunks)
-        nbytes = _chunks_nbytes(chunks, prefixes, keys) + _NOISE_BYTES * len(chunks)
+        nbytes = _chunks_nbytes(chunks, prefixes) + _NOISE_BYTES * len(chunks)
         return ChunkedDocument(
-            ref, chunks, nbytes, language, keys, prefixes, _reader_keys(chunks, prefixes),
+            ref, chunks, nbytes, language, prefixes, _reader_keys(chunks, prefixes),
             PassageNoise(self.tokenizer_for(language), chunks, prefixes), written,
         )  # fmt: skip
 
     def _indexed(
         self,
         ref: DocumentRef,
-        chunks: tuple[Chunk, ...],
+        chunks: Chunks,
         language: str,
         prefixes: tuple[str, ...],
         written: str,
     ) -> IndexedDocument:
         tokenizer = self.tokenizer_for(language)
-        texts = [prefix + c.passage for prefix, c in zip(prefixes, chunks, strict=True)]
-        terms = build_term_matrix(tokenizer.documents_term_ids(texts))
-        density = tuple(citation_density(chunk.text, chunk.heading) for chunk in chunks)
+        terms = build_term_matrix(tokenizer.documents_term_ids(_reader_texts(chunks, prefixes)))
+        density = tuple(map(citation_density, chunks.texts, chunks.headings))
         counted: dict[str, int] = {}
-        for text in (*prefixes, *(chunk.heading for chunk in chunks)):
+        for text in (*prefixes, *chunks.headings):
             if text not in counted:
                 counted[text] = len(tokenizer.document_terms(text)) if text else 0
         content = tuple(
-            max(0, int(length) - counted[prefix] - counted[chunk.heading])
-            for length, prefix, chunk in zip(terms.lengths, prefixes, chunks, strict=True)
+            max(0, int(length) - counted[prefix] - counted[heading])
+            for length, prefix, heading in zip(
+                terms.lengths, prefixes, chunks.headings, strict=True
+            )
         )
-        keys = frozenset(chunk.key for chunk in chunks)
-        nbytes = terms.nbytes + _chunks_nbytes(chunks, prefixes, keys) + 8 * len(chunks)
+        nbytes = terms.nbytes + _chunks_nbytes(chunks, prefixes) + 8 * len(chunks)
         return IndexedDocument(
-            ref, chunks, terms, nbytes, language, density, keys, prefixes,
+            ref, chunks, terms, nbytes, language, density, prefixes,
             _reader_keys(chunks, prefixes), content, written,
         )  # fmt: skip
 
@@ -652,20 +667,30 @@ def _reader_passages(document: CachedDocument) -> list[tuple[str, str]]:
     return [document.reader_passage(ordinal) for ordinal in range(len(document.chunks))]
 
 
-def _reader_keys(chunks: Sequence[Chunk], prefixes: Sequence[str]) -> tuple[str, ...]:
+def _reader_texts(chunks: Chunks, prefixes: Sequence[str]) -> list[str]:
+    """Per chunk, what BM25 and the reranker read (:meth:`IndexedDocument.reader_text`)."""
+    return [
+        prefix + passage_text(heading, text)
+        for prefix, heading, text in zip(prefixes, chunks.headings, chunks.texts, strict=True)
+    ]
+
+
+def _reader_keys(chunks: Chunks, prefixes: Sequence[str]) -> tuple[str, ...]:
     """Per chunk, :attr:`IndexedDocument.reader_keys`."""
     return tuple(
-        hashlib.sha256((prefix + c.passage).encode()).hexdigest() if prefix else c.key
-        for prefix, c in zip(prefixes, chunks, strict=True)
+        hashlib.sha256(text.encode()).hexdigest() if prefix else key
+        for prefix, text, key in zip(
+            prefixes, _reader_texts(chunks, prefixes), chunks.keys, strict=True
+        )
     )
 
 
-def _chunks_nbytes(chunks: Sequence[Chunk], prefixes: Sequence[str], keys: frozenset[str]) -> int:
-    """Estimated bytes of an entry's chunks, keys and context prefixes (its terms aside)."""
+def _chunks_nbytes(chunks: Chunks, prefixes: Sequence[str]) -> int:
+    """Estimated bytes of an entry's chunks and context prefixes (its terms aside)."""
     return (
-        sum(sys.getsizeof(c.text) + sys.getsizeof(c.heading) + sys.getsizeof(c.id) for c in chunks)
+        sum(map(sys.getsizeof, chunks.texts))
+        + sum(map(sys.getsizeof, set(chunks.headings)))
         + _CHUNK_OVERHEAD_BYTES * len(chunks)
-        + 64 * len(keys)  # the set's slots (the strings are the chunks')
         + 8 * len(chunks)
         + sum(113 for prefix in prefixes if prefix)  # reader keys, slots
     )

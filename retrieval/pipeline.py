@@ -386,7 +386,7 @@ def _with_sections(
     for place, document in enumerate(documents[:SECTION_DOCUMENTS]):
         doc = indexed[document]
         tokenizer = index.tokenizer_for(doc.language)
-        headings = [chunk.heading for chunk in doc.chunks]
+        headings = list(doc.chunks.headings)
         for ordinal, rank in answering_sections(asked, tokenizer, headings).items():
             at = position.get((document, ordinal))
             if at is None:

@@ -8,9 +8,9 @@ values back; a reranker sees :class:`Candidate` values and answers with a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, overload
 
 from retrieval.relevance import RelevanceLabel, relevance_label
 
@@ -106,6 +106,96 @@ class Chunk(NamedTuple):
         """The breadcrumb, a blank line, then the text (BM25 and the reranker read it after
         the document's context: :func:`retrieval.context.in_context`)."""
         return passage_text(self.heading, self.text)
+
+
+class Chunks(Sequence[Chunk]):
+    """One document's chunks, held column by column, each :class:`Chunk` made when asked for.
+
+    Why not a tuple of chunks: the search cache holds tens of thousands of documents, and
+    CPython's garbage collector walks every container it tracks at each full collection,
+    holding every search meanwhile. A ``NamedTuple`` is never untracked, so a cached passage
+    was one more object to walk; plain tuples of strings and integers are untracked after
+    their first collection, so a document's chunks held here cost the collector one object.
+    A full collection of a full cache (512 MB of chunked documents, bench of
+    ``docs/benchmarks.md``, "Full collections") walked 406,756 objects in 290 ms before.
+    The same strings are held (a repeated heading once), and the ids are made on access."""
+
+    __slots__ = ("_bounds", "_headings", "_keys", "_texts", "document_id")
+
+    def __init__(self, document_id: str, chunks: Iterable[Chunk] = ()) -> None:
+        """The chunks of ``document_id``, in order (each chunk's ordinal its place)."""
+        shared: dict[str, str] = {}
+        texts: list[str] = []
+        headings: list[str] = []
+        keys: list[str] = []
+        bounds: list[int] = []
+        for ordinal, chunk in enumerate(chunks):
+            if chunk.document_id != document_id or chunk.ordinal != ordinal:
+                raise ValueError(f"chunk {chunk.id!r} is not {document_id}:{ordinal}")
+            texts.append(chunk.text)
+            headings.append(shared.setdefault(chunk.heading, chunk.heading))
+            keys.append(chunk.key)
+            bounds.extend((chunk.start, chunk.end, *chunk.pages))
+        self.document_id = document_id
+        self._texts, self._headings, self._keys = tuple(texts), tuple(headings), tuple(keys)
+        self._bounds = tuple(bounds)
+        """Per chunk: start, end, first page, last page."""
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    @overload
+    def __getitem__(self, index: int) -> Chunk: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Chunk, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Chunk | tuple[Chunk, ...]:
+        if isinstance(index, slice):
+            return tuple(self._chunk(i) for i in range(*index.indices(len(self))))
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("chunk index out of range")
+        return self._chunk(index)
+
+    def __iter__(self) -> Iterator[Chunk]:
+        return map(self._chunk, range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Chunks):
+            return self.document_id == other.document_id and self._columns() == other._columns()
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # equal by value, not hashed
+
+    def __repr__(self) -> str:
+        return f"Chunks({self.document_id!r}, {len(self)} chunks)"
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """Each chunk's :attr:`Chunk.text`, in order."""
+        return self._texts
+
+    @property
+    def headings(self) -> tuple[str, ...]:
+        """Each chunk's :attr:`Chunk.heading`, in order."""
+        return self._headings
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Each chunk's :attr:`Chunk.key`, in order."""
+        return self._keys
+
+    def _columns(self) -> tuple[tuple[object, ...], ...]:
+        return self._texts, self._headings, self._keys, self._bounds
+
+    def _chunk(self, ordinal: int) -> Chunk:
+        start, end, first, last = self._bounds[4 * ordinal : 4 * ordinal + 4]
+        return Chunk(
+            f"{self.document_id}:{ordinal}", self.document_id, ordinal, self._texts[ordinal],
+            self._headings[ordinal], start, end, (first, last), self._keys[ordinal],
+        )  # fmt: skip
 
 
 def passage_text(heading: str, text: str) -> str:
