@@ -26,9 +26,10 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 REFERENCE_DEMOTION = 0.5
 """A passage that is all references keeps this share of its score and relevance."""
@@ -100,7 +101,7 @@ def thin_demotion(thin: float) -> float:
 def look_alikes(
     hit_documents: Sequence[str],
     candidate_keys: Mapping[str, set[str]],
-    document_keys: Mapping[str, frozenset[str]],
+    document_keys: Callable[[str], frozenset[str]],
     *,
     share: float = LOOK_ALIKE_SHARE,
 ) -> dict[str, tuple[str, ...]]:
@@ -108,17 +109,19 @@ def look_alikes(
 
     ``candidate_keys`` maps each document to the passage keys it has among the
     query's candidates (where a look-alike shows up, since its copies of the
-    matching passages score the same); ``document_keys`` maps each searched
-    document to all its passage keys. Two documents look alike when at least
+    matching passages score the same); ``document_keys`` gives each of those
+    documents' passage keys, all of them (asked only for the hits' documents and
+    their suspects, each once). Two documents look alike when at least
     ``share`` of the smaller one's passages are in both.
     """
+    keys_of = functools.cache(document_keys)
     owners: dict[str, set[str]] = {}
     for document, keys in candidate_keys.items():
         for key in keys:
             owners.setdefault(key, set()).add(document)
     found: dict[str, tuple[str, ...]] = {}
     for document in dict.fromkeys(hit_documents):
-        mine = document_keys.get(document, frozenset())
+        mine = keys_of(document)
         suspects = {
             other
             for key in candidate_keys.get(document, ())
@@ -127,7 +130,7 @@ def look_alikes(
         }
         alike = []
         for other in sorted(suspects):
-            theirs = document_keys.get(other, frozenset())
+            theirs = keys_of(other)
             smaller = min(len(mine), len(theirs))
             if smaller and len(mine & theirs) >= share * smaller:
                 alike.append(other)

@@ -540,7 +540,7 @@ def _with_look_alikes(
     found = look_alikes(
         [source.id for source in cited],
         candidate_keys,
-        {id_: doc.keys for id_, doc in candidates.items()},
+        lambda id_: candidates[id_].keys,
     )
     return [
         source._replace(look_alikes=tuple(refs[other] for other in found[source.id]))

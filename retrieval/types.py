@@ -153,11 +153,10 @@ class Chunks(Sequence[Chunk]):
     def __getitem__(self, index: int | slice) -> Chunk | tuple[Chunk, ...]:
         if isinstance(index, slice):
             return tuple(self._chunk(i) for i in range(*index.indices(len(self))))
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
+        ordinal = index + len(self._texts) if index < 0 else index
+        if ordinal < 0:
             raise IndexError("chunk index out of range")
-        return self._chunk(index)
+        return self._chunk(ordinal)  # past the end, the columns raise IndexError
 
     def __iter__(self) -> Iterator[Chunk]:
         return map(self._chunk, range(len(self)))
@@ -191,11 +190,17 @@ class Chunks(Sequence[Chunk]):
         return self._texts, self._headings, self._keys, self._bounds
 
     def _chunk(self, ordinal: int) -> Chunk:
-        start, end, first, last = self._bounds[4 * ordinal : 4 * ordinal + 4]
-        return Chunk(
-            f"{self.document_id}:{ordinal}", self.document_id, ordinal, self._texts[ordinal],
-            self._headings[ordinal], start, end, (first, last), self._keys[ordinal],
-        )  # fmt: skip
+        """Chunk ``ordinal`` (from 0), made as ``Chunk(...)`` would, without its Python-level
+        ``__new__``: a search asks for a few hundred."""
+        text, bounds, at = self._texts[ordinal], self._bounds, 4 * ordinal
+        document_id = self.document_id
+        return _new_tuple(Chunk, (
+            f"{document_id}:{ordinal}", document_id, ordinal, text, self._headings[ordinal],
+            bounds[at], bounds[at + 1], (bounds[at + 2], bounds[at + 3]), self._keys[ordinal],
+        ))  # fmt: skip
+
+
+_new_tuple = tuple.__new__
 
 
 def passage_text(heading: str, text: str) -> str:

@@ -60,7 +60,7 @@ def test_documents_sharing_most_passages_are_named_as_look_alikes() -> None:
         "other": frozenset("axyz"),
         "solo": frozenset("z"),
     }
-    found = look_alikes(["v1", "solo", "v1"], candidates, everything)
+    found = look_alikes(["v1", "solo", "v1"], candidates, everything.__getitem__)
     assert found == {"v1": ("v2",)}
 
 
