@@ -596,7 +596,7 @@ LIMIT %(limit)s;
 
 -- lexical_document_term_passages --
 -- How many passages of each of these documents hold each of these terms (an index-only count: a document's own idf, for answer spans)
-SELECT document_id, term, count(*) AS passages FROM lexical_postings
+SELECT document_id::text AS document_id, term, count(*) AS passages FROM lexical_postings
 WHERE project_id = %(project_id)s AND term = ANY(%(terms)s::text[])
   AND document_id = ANY(%(document_ids)s::uuid[])
 GROUP BY document_id, term;

@@ -461,6 +461,6 @@ async def _term_passages(
         document_ids=[UUID(document) for document in documents],
     )
     counts: dict[str, dict[str, int]] = {document: {} for document in documents}
-    for row in rows:
-        counts[str(row["document_id"])][row["term"]] = row["passages"]
+    for row in rows:  # the id comes as text: hundreds of rows a search, each a UUID to parse
+        counts[row["document_id"]][row["term"]] = row["passages"]
     return counts
