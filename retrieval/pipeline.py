@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from retrieval.answer_spans import (
@@ -192,7 +192,7 @@ def _search(
         reranker, index, query, indexed, picked, without_evidence=without_evidence
     )
     shortlisted = time.perf_counter()
-    chunks = [indexed[entry.document].chunks[entry.ordinal] for entry in picked.entries]
+    chunks = _CandidateChunks(indexed, picked.entries)
     candidates = [
         Candidate(
             *indexed[entry.document].reader_passage(entry.ordinal), entry.bm25, entry.coverage
@@ -248,7 +248,7 @@ def _search(
     sides = comparison_sides(query)
     if sides is not None and candidates:
         order = _balance(index, indexed, picked, order, sides)
-    shown = collapse(order, lambda i: chunks[i].key, lambda i: chunks[i].text, limit=top_k)
+    shown = collapse(order, chunks.key, chunks.text, limit=top_k)
     spans = _AnswerSpans(
         index, indexed, query, sections, prefiltered.term_passages if prefiltered else {}
     )
@@ -274,7 +274,7 @@ def _search(
             answer_spans=spans(
                 item.position,
                 picked.entries[item.position].document,
-                chunks[item.position].text,
+                chunks.text(item.position),
                 marked[item.position],
             ),
         )
@@ -282,7 +282,7 @@ def _search(
     ]
     result = SearchResult(
         hits=hits,
-        sources=_with_look_alikes(sources(hits), indexed, picked, chunks),
+        sources=_with_look_alikes(sources(hits), indexed, picked, chunks.key),
         reranker=reranker.name,
         reranked=reranked.reranked and not warnings,
         warnings=(
@@ -305,6 +305,32 @@ def _search(
         stage_seconds=stages,
     )
     return result, found
+
+
+class _CandidateChunks:
+    """The candidates' chunks by position: their keys and texts read from the cached columns,
+    a whole :class:`Chunk` made only for those asked for (the hits and their near-copies)."""
+
+    def __init__(
+        self, indexed: Sequence[CachedDocument], entries: Sequence[ShortlistEntry]
+    ) -> None:
+        self._indexed, self._entries = indexed, entries
+        self._made: dict[int, Chunk] = {}
+
+    def __getitem__(self, position: int) -> Chunk:
+        found = self._made.get(position)
+        if found is None:
+            entry = self._entries[position]
+            found = self._made[position] = self._indexed[entry.document].chunks[entry.ordinal]
+        return found
+
+    def key(self, position: int) -> str:
+        entry = self._entries[position]
+        return self._indexed[entry.document].chunks.keys[entry.ordinal]
+
+    def text(self, position: int) -> str:
+        entry = self._entries[position]
+        return self._indexed[entry.document].chunks.texts[entry.ordinal]
 
 
 class _Marker:
@@ -526,16 +552,16 @@ def _with_look_alikes(
     cited: list[Source],
     indexed: Sequence[CachedDocument],
     picked: Shortlist,
-    chunks: Sequence[Chunk],
+    key_of: Callable[[int], str],
 ) -> list[Source]:
     """The sources, each naming the searched documents that share most of its passages."""
     if len(indexed) < 2 or not cited:
         return cited
     candidate_keys: dict[str, set[str]] = {}
     candidates: dict[str, CachedDocument] = {}  # a look-alike is among them: its copies score
-    for entry, chunk in zip(picked.entries, chunks, strict=True):
+    for position, entry in enumerate(picked.entries):
         document = candidates.setdefault(indexed[entry.document].ref.id, indexed[entry.document])
-        candidate_keys.setdefault(document.ref.id, set()).add(chunk.key)
+        candidate_keys.setdefault(document.ref.id, set()).add(key_of(position))
     refs = {id_: doc.ref for id_, doc in candidates.items()}
     found = look_alikes(
         [source.id for source in cited],

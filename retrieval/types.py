@@ -120,7 +120,7 @@ class Chunks(Sequence[Chunk]):
     ``docs/benchmarks.md``, "Full collections") walked 406,756 objects in 290 ms before.
     The same strings are held (a repeated heading once), and the ids are made on access."""
 
-    __slots__ = ("_bounds", "_headings", "_keys", "_texts", "document_id")
+    __slots__ = ("_bounds", "document_id", "headings", "keys", "texts")
 
     def __init__(self, document_id: str, chunks: Iterable[Chunk] = ()) -> None:
         """The chunks of ``document_id``, in order (each chunk's ordinal its place)."""
@@ -137,12 +137,17 @@ class Chunks(Sequence[Chunk]):
             keys.append(chunk.key)
             bounds.extend((chunk.start, chunk.end, *chunk.pages))
         self.document_id = document_id
-        self._texts, self._headings, self._keys = tuple(texts), tuple(headings), tuple(keys)
+        self.texts: tuple[str, ...] = tuple(texts)
+        """Each chunk's :attr:`Chunk.text`, in order."""
+        self.headings: tuple[str, ...] = tuple(headings)
+        """Each chunk's :attr:`Chunk.heading`, in order."""
+        self.keys: tuple[str, ...] = tuple(keys)
+        """Each chunk's :attr:`Chunk.key`, in order."""
         self._bounds = tuple(bounds)
         """Per chunk: start, end, first page, last page."""
 
     def __len__(self) -> int:
-        return len(self._texts)
+        return len(self.texts)
 
     @overload
     def __getitem__(self, index: int) -> Chunk: ...
@@ -153,7 +158,7 @@ class Chunks(Sequence[Chunk]):
     def __getitem__(self, index: int | slice) -> Chunk | tuple[Chunk, ...]:
         if isinstance(index, slice):
             return tuple(self._chunk(i) for i in range(*index.indices(len(self))))
-        ordinal = index + len(self._texts) if index < 0 else index
+        ordinal = index + len(self.texts) if index < 0 else index
         if ordinal < 0:
             raise IndexError("chunk index out of range")
         return self._chunk(ordinal)  # past the end, the columns raise IndexError
@@ -171,32 +176,17 @@ class Chunks(Sequence[Chunk]):
     def __repr__(self) -> str:
         return f"Chunks({self.document_id!r}, {len(self)} chunks)"
 
-    @property
-    def texts(self) -> tuple[str, ...]:
-        """Each chunk's :attr:`Chunk.text`, in order."""
-        return self._texts
-
-    @property
-    def headings(self) -> tuple[str, ...]:
-        """Each chunk's :attr:`Chunk.heading`, in order."""
-        return self._headings
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        """Each chunk's :attr:`Chunk.key`, in order."""
-        return self._keys
-
     def _columns(self) -> tuple[tuple[object, ...], ...]:
-        return self._texts, self._headings, self._keys, self._bounds
+        return self.texts, self.headings, self.keys, self._bounds
 
     def _chunk(self, ordinal: int) -> Chunk:
         """Chunk ``ordinal`` (from 0), made as ``Chunk(...)`` would, without its Python-level
         ``__new__``: a search asks for a few hundred."""
-        text, bounds, at = self._texts[ordinal], self._bounds, 4 * ordinal
+        text, bounds, at = self.texts[ordinal], self._bounds, 4 * ordinal
         document_id = self.document_id
         return _new_tuple(Chunk, (
-            f"{document_id}:{ordinal}", document_id, ordinal, text, self._headings[ordinal],
-            bounds[at], bounds[at + 1], (bounds[at + 2], bounds[at + 3]), self._keys[ordinal],
+            f"{document_id}:{ordinal}", document_id, ordinal, text, self.headings[ordinal],
+            bounds[at], bounds[at + 1], (bounds[at + 2], bounds[at + 3]), self.keys[ordinal],
         ))  # fmt: skip
 
 
