@@ -3,12 +3,10 @@ the cancel and start again (procrastinate's worker returns quietly when cancelle
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
-from tests.support.paths import REPO_DIR
+from tests.support.fresh_python import run_fresh
 
 STOP_AND_START = textwrap.dedent(
     """
@@ -34,13 +32,5 @@ STOP_AND_START = textwrap.dedent(
 def test_the_service_and_its_worker_stop_at_once_even_right_after_starting(
     db_url: str, tmp_path: Path
 ) -> None:
-    result = subprocess.run(
-        [sys.executable, "-c", STOP_AND_START, db_url],
-        cwd=REPO_DIR,
-        capture_output=True,
-        text=True,
-        timeout=90,  # six starts and stops take about a second; a hang never ends
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "stopped every time" in result.stdout
+    printed = run_fresh(STOP_AND_START, db_url, timeout=90)  # about a second; a hang never ends
+    assert "stopped every time" in printed

@@ -4,12 +4,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
-from tests.support.paths import REPO_DIR
+from tests.support.fresh_python import run_fresh
 
 START_TWICE = textwrap.dedent(
     """
@@ -27,7 +24,7 @@ START_TWICE = textwrap.dedent(
             seen["started"] = gc.get_freeze_count()
             tracked = gc.get_objects()
             seen["app_walked"] = any(o is app for o in tracked)
-            seen["handlers_walked"] = any(o is app.routes for o in tracked)
+            seen["routes_walked"] = any(o is app.routes for o in tracked)
             del tracked
             seen["request_walked"] = gc.is_tracked(made := [object()]) and any(
                 o is made for o in gc.get_objects()
@@ -43,24 +40,13 @@ START_TWICE = textwrap.dedent(
 )
 
 
-def test_start_up_objects_are_frozen_once_and_later_ones_still_collected(
-    db_url: str, tmp_path: Path
-) -> None:
-    result = subprocess.run(
-        [sys.executable, "-c", START_TWICE, db_url],
-        cwd=REPO_DIR,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    seen = json.loads(result.stdout.strip().splitlines()[-1])
+def test_start_up_objects_are_frozen_once_and_later_ones_still_collected(db_url: str) -> None:
+    seen = json.loads(run_fresh(START_TWICE, db_url, timeout=120).strip().splitlines()[-1])
     assert seen["before"] == 0
     assert seen["started"] > 10_000  # modules, classes, the app: tens of thousands
     # The app made before start-up is no longer walked by a collection...
     assert not seen["app_walked"]
-    assert not seen["handlers_walked"]
+    assert not seen["routes_walked"]
     # ...while what a request makes afterwards is.
     assert seen["request_walked"]
     # A second start in the same process freezes nothing more (frozen objects nothing refers
