@@ -41,7 +41,7 @@ from retrieval.shortlist import (
     merge_term_matrices,
 )
 from retrieval.tokenize import DEFAULT_LANGUAGE, STEMMED_LANGUAGES, Tokenizer
-from retrieval.types import Chunks, DocumentRef, SourceDocument, passage_text
+from retrieval.types import Chunks, DocumentRef, SourceDocument
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 AUTO_LANGUAGE = "auto"
@@ -104,10 +104,7 @@ class IndexedDocument(NamedTuple):
     def reader_text(self, ordinal: int) -> str:
         """What BM25 and the reranker read for chunk ``ordinal``: context, breadcrumb, text
         (:func:`retrieval.context.in_context`)."""
-        chunks = self.chunks
-        return self.reader_prefixes[ordinal] + passage_text(
-            chunks.headings[ordinal], chunks.texts[ordinal]
-        )
+        return self.reader_prefixes[ordinal] + self.chunks.passage(ordinal)
 
     def reader_passage(self, ordinal: int) -> tuple[str, str]:
         """``(key, text)`` of chunk ``ordinal`` as the reranker reads it."""
@@ -150,7 +147,7 @@ class PassageNoise:
         if found is None:
             heading, prefix = self._chunks.headings[ordinal], self._prefixes[ordinal]
             if length is None:
-                passage = passage_text(heading, self._chunks.texts[ordinal])
+                passage = self._chunks.passage(ordinal)
                 (ids,) = self._tokenizer.documents_term_ids([prefix + passage])
                 length = len(ids)
             own = length - self._length(prefix) - self._length(heading)
@@ -184,10 +181,7 @@ class ChunkedDocument(NamedTuple):
         return frozenset(self.chunks.keys)
 
     def reader_text(self, ordinal: int) -> str:
-        chunks = self.chunks
-        return self.reader_prefixes[ordinal] + passage_text(
-            chunks.headings[ordinal], chunks.texts[ordinal]
-        )
+        return self.reader_prefixes[ordinal] + self.chunks.passage(ordinal)
 
     def reader_passage(self, ordinal: int) -> tuple[str, str]:
         return self.reader_keys[ordinal], self.reader_text(ordinal)
@@ -669,10 +663,7 @@ def _reader_passages(document: CachedDocument) -> list[tuple[str, str]]:
 
 def _reader_texts(chunks: Chunks, prefixes: Sequence[str]) -> list[str]:
     """Per chunk, what BM25 and the reranker read (:meth:`IndexedDocument.reader_text`)."""
-    return [
-        prefix + passage_text(heading, text)
-        for prefix, heading, text in zip(prefixes, chunks.headings, chunks.texts, strict=True)
-    ]
+    return [prefix + chunks.passage(ordinal) for ordinal, prefix in enumerate(prefixes)]
 
 
 def _reader_keys(chunks: Chunks, prefixes: Sequence[str]) -> tuple[str, ...]:

@@ -116,9 +116,10 @@ class Chunks(Sequence[Chunk]):
     holding every search meanwhile. A ``NamedTuple`` is never untracked, so a cached passage
     was one more object to walk; plain tuples of strings and integers are untracked after
     their first collection, so a document's chunks held here cost the collector one object.
-    A full collection of a full cache (512 MB of chunked documents, bench of
-    ``docs/benchmarks.md``, "Full collections") walked 406,756 objects in 290 ms before.
-    The same strings are held (a repeated heading once), and the ids are made on access."""
+    With the service's start-up frozen (:mod:`service.heap`), a full collection of a full
+    cache (512 MB of chunked documents) walked 378,881 objects in 268 ms with tuples of chunks
+    and 144,523 in 89 ms with these (``bench/gc_pauses.py``). The same strings are held (a
+    repeated heading once), and the ids are made on access."""
 
     __slots__ = ("_bounds", "document_id", "headings", "keys", "texts")
 
@@ -175,6 +176,10 @@ class Chunks(Sequence[Chunk]):
 
     def __repr__(self) -> str:
         return f"Chunks({self.document_id!r}, {len(self)} chunks)"
+
+    def passage(self, ordinal: int) -> str:
+        """Chunk ``ordinal``'s :attr:`Chunk.passage`, without making the chunk."""
+        return passage_text(self.headings[ordinal], self.texts[ordinal])
 
     def _columns(self) -> tuple[tuple[object, ...], ...]:
         return self.texts, self.headings, self.keys, self._bounds

@@ -3,10 +3,10 @@
 CPython's cyclic garbage collector holds the interpreter for the whole of a full collection,
 and a full collection walks every container object it tracks, so every search running then
 waits for it. A serving process tracks two kinds: what start-up made (modules, classes,
-functions, the app, settings: about 110,000 objects) and what it caches for searches (chunked
-documents). Start-up's objects live as long as the process; walking them again at each full
-collection is pure cost. Measured on the 100k-passage bench (``docs/benchmarks.md``, "Full
-collections"): a full collection took up to 148 ms with them and up to 69 ms without.
+functions, the app, settings: well over 100,000 objects) and what it caches for searches
+(chunked documents). Start-up's objects live as long as the process, so walking them again at
+each full collection is pure cost: with a full chunk cache (512 MB), a full collection walked
+304,256 objects in 179 ms, and 144,523 in 89 ms once they were frozen (``bench/gc_pauses.py``).
 
 :func:`freeze_startup_objects` moves them to the collector's permanent generation
 (:func:`gc.freeze`), once per process. A frozen object still goes when nothing refers to it;
