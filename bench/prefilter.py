@@ -23,8 +23,11 @@ documents as a new claim's does.
 
 Figures: the first query (cold) and the warm p50 / p95, wall-clock, this process's CPU and the
 CPU of the database's backends serving it (read from ``/proc``, 10 ms ticks, so per query only
-as a mean), the chunk cache's size, and the share of the exact top 10 each path's top 10
-holds (the exhaustive path's, or where it is not measured the "every posting" path's).
+as a mean), the chunk cache's size, the share of the exact top 10 each path's top 10
+holds (the exhaustive path's, or where it is not measured the "every posting" path's), and the
+full garbage collections during the warm searches (how many, and the longest: each held the
+search running then). Start-up's objects are frozen first, as the served app freezes them
+(:mod:`service.heap`).
 ``--quality`` instead compares the two paths' answers on SciFact (nDCG@10, test queries) and
 on the page-level development set (page hit@3). From the repository root::
 
