@@ -9,7 +9,8 @@ each full collection is pure cost: with a full chunk cache (512 MB), a full coll
 304,256 objects in 179 ms, and 144,523 in 89 ms once they were frozen (``bench/gc_pauses.py``).
 
 :func:`freeze_startup_objects` moves them to the collector's permanent generation
-(:func:`gc.freeze`), once per process. A frozen object still goes when nothing refers to it;
+(:func:`gc.freeze`), once per process: the served app calls it once it has started, and
+``shortlist mcp`` before it answers its first call. A frozen object still goes when nothing refers to it;
 only a reference cycle among frozen objects that later becomes garbage would stay, and what
 start-up made is the process's for its lifetime.
 """

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from service.heap import freeze_startup_objects
 from service.mcp.caller import Caller
 from service.mcp.server import build_server
 from service.records import Principal
@@ -27,4 +28,5 @@ async def serve_stdio(runtime: Runtime, principal: Principal, project: str | Non
         async with connection(runtime.pool) as conn:
             await projects.find_project(conn, principal.user_id, project)
     server = build_server(lambda _ctx: caller, runtime.settings)
+    freeze_startup_objects()  # as the served app: full collections walk only what calls make
     await server.run_stdio_async()
