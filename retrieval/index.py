@@ -95,12 +95,6 @@ class IndexedDocument(NamedTuple):
     written_in: str = DEFAULT_LANGUAGE
     """The language its text is written in (:meth:`ChunkIndex.written_language`)."""
 
-    @property
-    def keys(self) -> frozenset[str]:
-        """Its chunks' passage keys, to find look-alike documents (made when asked: a set
-        held per cached document is one more object for the garbage collector to walk)."""
-        return frozenset(self.chunks.keys)
-
     def reader_text(self, ordinal: int) -> str:
         """What BM25 and the reranker read for chunk ``ordinal``: context, breadcrumb, text
         (:func:`retrieval.context.in_context`)."""
@@ -174,11 +168,6 @@ class ChunkedDocument(NamedTuple):
     reader_keys: tuple[str, ...]
     noise: PassageNoise
     written_in: str
-
-    @property
-    def keys(self) -> frozenset[str]:
-        """As :attr:`IndexedDocument.keys`."""
-        return frozenset(self.chunks.keys)
 
     def reader_text(self, ordinal: int) -> str:
         return self.reader_prefixes[ordinal] + self.chunks.passage(ordinal)
@@ -669,10 +658,8 @@ def _reader_texts(chunks: Chunks, prefixes: Sequence[str]) -> list[str]:
 def _reader_keys(chunks: Chunks, prefixes: Sequence[str]) -> tuple[str, ...]:
     """Per chunk, :attr:`IndexedDocument.reader_keys`."""
     return tuple(
-        hashlib.sha256(text.encode()).hexdigest() if prefix else key
-        for prefix, text, key in zip(
-            prefixes, _reader_texts(chunks, prefixes), chunks.keys, strict=True
-        )
+        hashlib.sha256((prefix + chunks.passage(ordinal)).encode()).hexdigest() if prefix else key
+        for ordinal, (prefix, key) in enumerate(zip(prefixes, chunks.keys, strict=True))
     )
 
 

@@ -566,7 +566,7 @@ def _with_look_alikes(
     found = look_alikes(
         [source.id for source in cited],
         candidate_keys,
-        lambda id_: candidates[id_].keys,
+        lambda id_: frozenset(candidates[id_].chunks.keys),
     )
     return [
         source._replace(look_alikes=tuple(refs[other] for other in found[source.id]))

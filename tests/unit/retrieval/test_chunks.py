@@ -4,6 +4,7 @@ back, at a cost of one object to the garbage collector."""
 from __future__ import annotations
 
 import gc
+import hashlib
 
 import pytest
 
@@ -65,3 +66,26 @@ def test_a_cached_documents_chunks_are_one_object_for_the_collector() -> None:
     gc.collect()
     assert gc.is_tracked(as_tuple) and all(gc.is_tracked(chunk) for chunk in as_tuple)
     assert isinstance(as_tuple[0], Chunk)
+
+
+def test_a_passages_reader_key_is_the_hash_of_what_the_reranker_reads() -> None:
+    """With context before it (here an informative file name), the sha256 of context and
+    passage; without (every breadcrumb holds the title, the name says nothing), the chunk's
+    own key. The same for a chunked entry and a whole one."""
+    index = ChunkIndex(chunk_size=300)
+    named = SourceDocument("named", "Vicksburg survey.pdf", "v1", MARKDOWN)
+    plain = SourceDocument("plain", "Report.pdf", "v1", MARKDOWN)
+    refs = [named.ref, plain.ref]
+    seen_prefixes: set[bool] = set()
+    for entry in [
+        *index.chunked_documents(refs, add=[named, plain]),
+        *index.documents(refs),
+    ]:
+        for ordinal, chunk in enumerate(entry.chunks):
+            prefix = entry.reader_prefixes[ordinal]
+            seen_prefixes.add(bool(prefix))
+            text = prefix + chunk.passage
+            assert entry.reader_text(ordinal) == text
+            expected = hashlib.sha256(text.encode()).hexdigest() if prefix else chunk.key
+            assert entry.reader_keys[ordinal] == expected
+    assert seen_prefixes == {True, False}
