@@ -161,6 +161,14 @@ def _plain_letters_per_page(path: Path) -> list[int | None]:
     return counts
 
 
+def _extracted(outcomes: dict[str, Outcome], path: str) -> Extraction:
+    """The extraction of ``path``; the test fails with the refusal's code and message if the
+    file was refused instead."""
+    outcome = outcomes[path]
+    assert isinstance(outcome, Extraction), f"{path}: {outcome.code}: {outcome.message}"
+    return outcome
+
+
 def _page_bodies(extraction: Extraction) -> list[str]:
     ends = [*extraction.page_offsets[1:], len(extraction.markdown)]
     return [
@@ -233,9 +241,7 @@ LONG = [e["path"] for e in ENTRIES if e["path"].startswith("long_100plus/")]
 def test_long_pdfs_switch_to_plain_text_once_the_layout_budget_is_spent(
     path: str, outcomes: dict[str, Outcome]
 ) -> None:
-    outcome = outcomes[path]
-
-    assert isinstance(outcome, Extraction), path
+    outcome = _extracted(outcomes, path)
     assert any("budget" in warning for warning in outcome.warnings), path
 
 
@@ -246,9 +252,7 @@ IMAGE_ONLY = [e["path"] for e in ENTRIES if e["category"] == "scanned_image_only
 def test_image_only_scans_come_out_as_recognised_text(
     path: str, outcomes: dict[str, Outcome]
 ) -> None:
-    outcome = outcomes[path]
-
-    assert isinstance(outcome, Extraction), f"{outcome.code}: {outcome.message}"
+    outcome = _extracted(outcomes, path)
     assert outcome.ocr_pages[:1] == (1,)
     first = _page_bodies(outcome)[0]
     assert sum(char.isalpha() for char in first) >= 40, first
@@ -258,9 +262,7 @@ def test_image_only_scans_come_out_as_recognised_text(
 def test_tamreview_garbled_text_layer_is_replaced_by_readable_text(
     path: str, outcomes: dict[str, Outcome]
 ) -> None:
-    outcome = outcomes[path]
-
-    assert isinstance(outcome, Extraction)
+    outcome = _extracted(outcomes, path)
     assert outcome.ocr_pages == (2,)  # page 1 is good; page 2 is the first garbled one
     second = _page_bodies(outcome)[1]
     assert TextLayer(second, 0, 0).unmapped_share < 0.01
@@ -281,7 +283,4 @@ PAPERS = [
 def test_papers_with_a_good_text_layer_are_not_recognised(
     path: str, outcomes: dict[str, Outcome]
 ) -> None:
-    outcome = outcomes[path]
-
-    assert isinstance(outcome, Extraction), path
-    assert outcome.ocr_pages == (), path
+    assert _extracted(outcomes, path).ocr_pages == (), path
