@@ -9,7 +9,7 @@ a time. This loader writes the very same rows faster, for benchmarks only:
 * ``documents``: ready, with the given Markdown and content hash (no extraction, no blob);
 * ``lexical_documents``: what :func:`~service.services.prefilter.store_terms` records
   (configuration, stemming and written language, passage and term counts, the distinct
-  terms);
+  terms, the chunks' layout);
 * ``lexical_postings``: :func:`service.services.prefilter.postings_copy_text`'s rows, made from the
   product's own :meth:`retrieval.ChunkIndex.passage_terms`;
 
@@ -31,7 +31,7 @@ import psycopg
 from extract.page_markers import find_page_markers
 from retrieval import ChunkIndex
 from retrieval.types import SourceDocument
-from service.services.prefilter import postings_copy_text, vocabulary
+from service.services.prefilter import layout_json, postings_copy_text, vocabulary
 from sql import queries
 
 BATCH = 2000
@@ -144,7 +144,7 @@ def _write(
                 )
         with conn.cursor().copy(
             "COPY lexical_documents (project_id, document_id, content_hash, config, language,"
-            " passages, terms, vocabulary, written_language) FROM STDIN"
+            " passages, terms, vocabulary, written_language, passage_layout) FROM STDIN"
         ) as copy:
             for document, found in zip(batch, terms, strict=True):
                 copy.write_row(
@@ -158,6 +158,7 @@ def _write(
                         sum(len(words) for words in found.terms),
                         vocabulary(found),
                         found.written,
+                        layout_json(found.layout),
                     )
                 )
         with conn.cursor().copy(queries["copy_lexical_postings"]) as copy:

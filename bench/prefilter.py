@@ -337,6 +337,8 @@ async def cost(
                 else:
                     owner = await existing_project(url)
                     ingest = float("nan")
+                    while await prefilter.backfill(runtime, batch=256):
+                        pass  # what a newer schema adds to the rows, as the worker fills it
                 async with runtime.pool.connection() as conn:
                     covered = await prefilter.stats(
                         conn, runtime.search.index.terms_config, owner.project_id, None

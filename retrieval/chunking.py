@@ -31,10 +31,11 @@ import bisect
 import hashlib
 import re
 from bisect import bisect_left
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from extract.page_markers import PageMarker, find_page_markers, is_page_marker, page_at
-from retrieval.types import Chunk, passage_text
+from retrieval.types import Chunk, PassageBounds, passage_text
 
 CHUNKER_VERSION = 3
 DEFAULT_CHUNK_SIZE = 1200
@@ -77,26 +78,60 @@ def chunk_markdown(
     document_id: str, markdown: str, *, chunk_size: int = DEFAULT_CHUNK_SIZE
 ) -> list[Chunk]:
     """Split one document's Markdown into ordered, non-overlapping chunks."""
+    return chunks_from_layout(document_id, markdown, chunk_layout(markdown, chunk_size=chunk_size))
+
+
+def chunk_layout(markdown: str, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> list[PassageBounds]:
+    """Where :func:`chunk_markdown`'s chunks lie, in order: the part of chunking that reads
+    the Markdown's structure, which a layout stored with a document's terms spares a search
+    (``lexical_documents.passage_layout``)."""
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
     markers = find_page_markers(markdown)
     marker_starts = [marker.start for marker in markers]
-    pieces = _pieces(markdown, _parse_blocks(markdown), chunk_size)
+    layout: list[PassageBounds] = []
+    for start, end, prefix, heading in _pack(
+        _pieces(markdown, _parse_blocks(markdown), chunk_size), chunk_size, marker_starts
+    ):
+        first, last = page_at(markers, start), page_at(markers, end - 1)
+        layout.append(
+            PassageBounds(start, end, min(first, last), max(first, last), heading, prefix)
+        )
+    return layout
+
+
+def chunks_from_layout(
+    document_id: str, markdown: str, layout: Sequence[PassageBounds]
+) -> list[Chunk]:
+    """The chunks of ``markdown`` that ``layout`` places (:func:`chunk_layout`'s, for the same
+    Markdown and chunk size): each span without its page-marker lines, after its prefix.
+    Raises ``ValueError`` for a layout that cannot be this Markdown's (a span out of order or
+    past its end)."""
+    markers: list[PageMarker] | None = None
+    marker_starts: list[int] = []
     chunks: list[Chunk] = []
-    for start, end, prefix, heading in _pack(pieces, chunk_size, marker_starts):
-        text = prefix + _without_markers(markdown, start, end, markers, marker_starts)
-        first = page_at(markers, start)
-        last = page_at(markers, end - 1)
+    position = 0
+    for ordinal, (start, end, first, last, heading, prefix) in enumerate(layout):
+        if not position <= start < end <= len(markdown) or first > last:
+            raise ValueError(f"passage {ordinal} of {document_id} does not fit its Markdown")
+        position = end
+        text = markdown[start:end]
+        if "<!--" in text:
+            if markers is None:
+                markers = find_page_markers(markdown)
+                marker_starts = [marker.start for marker in markers]
+            text = _without_markers(markdown, start, end, markers, marker_starts)
+        text = prefix + text
         chunks.append(
             Chunk(
-                id=f"{document_id}:{len(chunks)}",
+                id=f"{document_id}:{ordinal}",
                 document_id=document_id,
-                ordinal=len(chunks),
+                ordinal=ordinal,
                 text=text,
                 heading=heading,
                 start=start,
                 end=end,
-                pages=(min(first, last), max(first, last)),
+                pages=(first, last),
                 key=hashlib.sha256(passage_text(heading, text).encode()).hexdigest(),
             )
         )

@@ -28,7 +28,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from extract.page_markers import without_page_markers
-from retrieval.chunking import CHUNKER_VERSION, DEFAULT_CHUNK_SIZE, chunk_markdown
+from retrieval.chunking import (
+    CHUNKER_VERSION,
+    DEFAULT_CHUNK_SIZE,
+    chunk_layout,
+    chunks_from_layout,
+)
 from retrieval.context import CONTEXT_VERSION, context_prefix, document_context
 from retrieval.errors import DocumentNotIndexed
 from retrieval.language import CJK_LANGUAGES, SAMPLE_CHARS, detect_language
@@ -41,7 +46,7 @@ from retrieval.shortlist import (
     merge_term_matrices,
 )
 from retrieval.tokenize import DEFAULT_LANGUAGE, STEMMED_LANGUAGES, Tokenizer
-from retrieval.types import Chunks, DocumentRef, SourceDocument
+from retrieval.types import Chunks, DocumentRef, PassageBounds, SourceDocument
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 AUTO_LANGUAGE = "auto"
@@ -199,6 +204,9 @@ class PassageTerms(NamedTuple):
     written: str
     """The language its text is written in (:meth:`ChunkIndex.written_language`): stored
     beside the terms, it spares a search detecting it again (:meth:`ChunkIndex.documents`)."""
+    layout: tuple[PassageBounds, ...] = ()
+    """Where its chunks lie (:func:`~retrieval.chunking.chunk_layout`): stored beside the
+    terms, it spares a search chunking the document again (:attr:`SourceDocument.layout`)."""
 
 
 class QueryTerms(NamedTuple):
@@ -265,6 +273,11 @@ class ChunkIndex:
                 self._tokenizers[language] = found
             return found
 
+    def chunk_layout(self, markdown: str) -> tuple[PassageBounds, ...]:
+        """Where this cache's chunks of ``markdown`` lie (what :attr:`PassageTerms.layout`
+        stores)."""
+        return tuple(chunk_layout(markdown, chunk_size=self.chunk_size))
+
     def document_language(self, markdown: str) -> str:
         """The language a document's passages are stemmed with."""
         return self._stemmed(self.written_language(markdown))
@@ -317,10 +330,11 @@ class ChunkIndex:
     def passage_terms(self, doc: SourceDocument) -> PassageTerms:
         """Each chunk's terms exactly as this cache scores them (context, breadcrumb, text),
         without caching anything: for a lexical index kept outside the process."""
-        chunks, language, written, prefixes = self._chunked(doc)
+        chunks, language, written, prefixes, layout = self._chunked(doc)
         tokenizer = self.tokenizer_for(language)
         texts = _reader_texts(chunks, prefixes)
-        return PassageTerms(language, [tokenizer.document_terms(text) for text in texts], written)
+        terms = [tokenizer.document_terms(text) for text in texts]
+        return PassageTerms(language, terms, written, layout)
 
     def query_term_weights(self, query: str, languages: Iterable[str]) -> Counter[str]:
         """The query's terms under each language's tokenizer, each counted as often as the
@@ -565,10 +579,19 @@ class ChunkIndex:
 
     def _chunked(
         self, doc: SourceDocument, written: str | None = None
-    ) -> tuple[Chunks, str, str, tuple[str, ...]]:
-        """A document's chunks, stemming language, written language (detected unless given)
-        and per-chunk context prefixes."""
-        chunks = Chunks(doc.id, chunk_markdown(doc.id, doc.markdown, chunk_size=self.chunk_size))
+    ) -> tuple[Chunks, str, str, tuple[str, ...], tuple[PassageBounds, ...]]:
+        """A document's chunks, stemming language, written language (detected unless given),
+        per-chunk context prefixes and the chunks' layout: the document's own, where it came
+        with one that fits it, else worked out."""
+        layout = doc.layout
+        try:
+            laid = None if layout is None else chunks_from_layout(doc.id, doc.markdown, layout)
+        except ValueError:  # not this text's layout: chunk it
+            laid = None
+        if laid is None or layout is None:
+            layout = self.chunk_layout(doc.markdown)
+            laid = chunks_from_layout(doc.id, doc.markdown, layout)
+        chunks = Chunks(doc.id, laid)
         written = written or self.written_language(doc.markdown)
         language = self._stemmed(written)
         context = document_context(doc.name, doc.markdown)
@@ -578,12 +601,13 @@ class ChunkIndex:
             if heading not in by_heading:
                 prefix = context_prefix(context, heading)
                 by_heading[heading] = shared.setdefault(prefix, prefix)
-        return chunks, language, written, tuple(by_heading[heading] for heading in chunks.headings)
+        prefixes = tuple(by_heading[heading] for heading in chunks.headings)
+        return chunks, language, written, prefixes, layout
 
     def _build(
         self, doc: SourceDocument, written: str | None = None, whole: bool = True
     ) -> CachedDocument:
-        chunks, language, written, prefixes = self._chunked(doc, written)
+        chunks, language, written, prefixes, _ = self._chunked(doc, written)
         if whole:
             return self._indexed(doc.ref, chunks, language, prefixes, written)
         return self._chunked_only(doc.ref, chunks, language, prefixes, written)

@@ -211,6 +211,21 @@ class DocumentRef(NamedTuple):
     content_hash: str
 
 
+class PassageBounds(NamedTuple):
+    """Where one passage of a document lies in its Markdown, as the chunker laid it out
+    (:func:`retrieval.chunking.chunk_layout`): all a chunk is but its text and key, which
+    :func:`retrieval.chunking.chunks_from_layout` slices and hashes again."""
+
+    start: int
+    end: int
+    first_page: int
+    last_page: int
+    heading: str
+    """The heading breadcrumb (:attr:`Chunk.heading`)."""
+    prefix: str = ""
+    """Text placed before the span: a continued table's repeated header rows."""
+
+
 class SourceDocument(NamedTuple):
     """A document's page-marked Markdown, as the extractor wrote it."""
 
@@ -218,6 +233,10 @@ class SourceDocument(NamedTuple):
     name: str
     content_hash: str
     markdown: str
+    layout: tuple[PassageBounds, ...] | None = None
+    """Its chunks' layout under the reading cache's configuration (its
+    :attr:`~retrieval.ChunkIndex.terms_config`), where one was stored with its terms: the cache
+    then slices the passages rather than chunking the Markdown again. ``None``: chunk it."""
 
     @property
     def ref(self) -> DocumentRef:

@@ -210,14 +210,20 @@ SELECT line FROM documents d JOIN projects p ON p.id = d.project_id,
 WHERE d.id = %(document_id)s AND p.user_id = %(user_id)s AND (line ->> 'page')::int = %(page)s;
 
 -- fetch_documents_markdown --
--- The Markdown of the given documents, for the in-memory chunk cache
-SELECT id, project_id, name, content_hash, markdown FROM documents
-WHERE id = ANY(%(document_ids)s::uuid[]) AND status = 'ready';
+-- The Markdown of the given documents, for the in-memory chunk cache, each with its chunks' layout where one is stored for this text and the cache's configuration
+SELECT d.id, d.project_id, d.name, d.content_hash, d.markdown, l.passage_layout
+FROM documents d LEFT JOIN lexical_documents l
+  ON l.project_id = d.project_id AND l.document_id = d.id
+ AND l.config = %(config)s AND l.content_hash = d.content_hash
+WHERE d.id = ANY(%(document_ids)s::uuid[]) AND d.status = 'ready';
 
 -- list_recent_ready_documents --
--- The most recently extracted searchable documents, for warming caches at start-up
-SELECT id, project_id, name, content_hash, markdown, extracted_at FROM documents
-WHERE status = 'ready' ORDER BY extracted_at DESC NULLS LAST LIMIT %(limit)s;
+-- The most recently extracted searchable documents, for warming caches at start-up, each with its chunks' layout where one is stored for this text and the cache's configuration
+SELECT d.id, d.project_id, d.name, d.content_hash, d.markdown, d.extracted_at, l.passage_layout
+FROM documents d LEFT JOIN lexical_documents l
+  ON l.project_id = d.project_id AND l.document_id = d.id
+ AND l.config = %(config)s AND l.content_hash = d.content_hash
+WHERE d.status = 'ready' ORDER BY d.extracted_at DESC NULLS LAST LIMIT %(limit)s;
 
 -- claim_document_for_extraction --
 -- Mark a document as being extracted, counting the attempt; nothing if it is gone
@@ -448,14 +454,15 @@ DELETE FROM lexical_documents l USING documents d
 WHERE d.id = ANY(%(document_ids)s::uuid[]) AND l.project_id = d.project_id AND l.document_id = d.id;
 
 -- store_lexical_documents --
--- Record that ready documents' passage terms follow (each document's distinct terms joined by spaces: deleting the row deletes its postings by them), with the language each is stemmed in and the one it is written in, each if it still has this text (its row locked until commit, so a concurrent change of its text or status waits and then drops them); one row returned per document recorded
-INSERT INTO lexical_documents (project_id, document_id, content_hash, config, language, passages, terms, vocabulary, written_language)
+-- Record that ready documents' passage terms follow (each document's distinct terms joined by spaces: deleting the row deletes its postings by them), with the language each is stemmed in, the one it is written in and its chunks' layout, each if it still has this text (its row locked until commit, so a concurrent change of its text or status waits and then drops them); one row returned per document recorded
+INSERT INTO lexical_documents (project_id, document_id, content_hash, config, language, passages, terms, vocabulary, written_language, passage_layout)
 SELECT d.project_id, d.id, d.content_hash, %(config)s, t.language, t.passages, t.terms,
-       string_to_array(t.vocabulary, ' '), t.written_language
+       string_to_array(t.vocabulary, ' '), t.written_language, t.passage_layout::jsonb
 FROM unnest(%(document_ids)s::uuid[], %(content_hashes)s::text[], %(languages)s::text[],
             %(passages)s::integer[], %(terms)s::bigint[], %(vocabularies)s::text[],
-            %(written_languages)s::text[])
-     AS t(document_id, content_hash, language, passages, terms, vocabulary, written_language)
+            %(written_languages)s::text[], %(layouts)s::text[])
+     AS t(document_id, content_hash, language, passages, terms, vocabulary, written_language,
+          passage_layout)
 JOIN documents d ON d.id = t.document_id
 WHERE d.status = 'ready' AND d.content_hash = t.content_hash
 ORDER BY d.id
@@ -489,6 +496,21 @@ FROM unnest(%(document_ids)s::uuid[], %(content_hashes)s::text[], %(written_lang
      AS t(document_id, content_hash, written_language)
 WHERE l.document_id = t.document_id AND l.content_hash = t.content_hash
   AND l.config = %(config)s AND l.written_language IS NULL;
+
+-- list_lexical_documents_without_layout --
+-- Current stored terms' rows that have no chunk layout (stored before migration 026), with each document's text
+SELECT l.document_id, l.content_hash, d.markdown
+FROM lexical_documents l JOIN documents d ON d.id = l.document_id
+WHERE l.passage_layout IS NULL AND l.config = %(config)s AND l.content_hash = d.content_hash
+LIMIT %(limit)s;
+
+-- set_lexical_passage_layouts --
+-- Record the chunk layout of stored terms' rows that had none, each if it is still of that text
+UPDATE lexical_documents l SET passage_layout = t.passage_layout::jsonb
+FROM unnest(%(document_ids)s::uuid[], %(content_hashes)s::text[], %(layouts)s::text[])
+     AS t(document_id, content_hash, passage_layout)
+WHERE l.document_id = t.document_id AND l.content_hash = t.content_hash
+  AND l.config = %(config)s AND l.passage_layout IS NULL;
 
 -- lexical_stats --
 -- How many documents are searched, how many of them have current stored terms, their passages and languages (a lexical_documents row is only ever of a ready document with that text: migration 011's trigger and store_lexical_documents' lock)

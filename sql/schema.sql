@@ -126,11 +126,17 @@ CREATE TABLE lexical_documents (
     -- for a text in Chinese), so that a search does not detect it again; NULL only in rows
     -- stored before 025_lexical_written_language.sql, until the backfill fills it in.
     written_language text,
+    -- Where each of its chunks lies, [[start, end, first page, last page, heading, prefix]],
+    -- so that a search slices its passages rather than chunking it again; NULL only in rows
+    -- stored before 026_lexical_passage_layout.sql, until the backfill fills it in.
+    passage_layout jsonb CHECK (jsonb_typeof(passage_layout) = 'array'),
     PRIMARY KEY (project_id, document_id)
 );
 CREATE INDEX lexical_documents_document_idx ON lexical_documents (document_id);
 CREATE INDEX lexical_documents_unwritten_idx ON lexical_documents (document_id)
     WHERE written_language IS NULL;
+CREATE INDEX lexical_documents_unlaid_idx ON lexical_documents (document_id)
+    WHERE passage_layout IS NULL;
 
 -- One row per (term, passage): the term's frequency in the passage and the passage's length
 -- in terms, read by an index-only scan of the primary key for the query's terms.

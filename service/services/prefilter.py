@@ -37,6 +37,7 @@ never computed from part of a project.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 from collections import Counter
@@ -50,7 +51,7 @@ import psycopg
 from retrieval import Prefiltered, PrefilteredPassage
 from retrieval.index import LANGUAGE_SAMPLE_CHARS
 from retrieval.shortlist import DEFAULT_B, DEFAULT_K1, lucene_idf
-from retrieval.types import SourceDocument
+from retrieval.types import PassageBounds, SourceDocument
 from service.storage.db import Connection, connection, execute, fetch_all, fetch_one
 from sql import queries
 
@@ -141,6 +142,7 @@ async def store_many_terms(
         passages=[len(terms.terms) for _, terms in documents],
         terms=[sum(map(len, terms.terms)) for _, terms in documents],
         vocabularies=[" ".join(vocabulary(terms)) for _, terms in documents],
+        layouts=[layout_json(terms.layout) for _, terms in documents],
     )
     projects = {str(row["document_id"]): str(row["project_id"]) for row in rows}
     text = postings_copy_text(
@@ -197,6 +199,31 @@ def vocabulary(terms: PassageTerms) -> list[str]:
     return found
 
 
+def layout_json(layout: Sequence[PassageBounds]) -> str:
+    """A document's chunk layout as ``lexical_documents.passage_layout`` holds it
+    (``sql/026_lexical_passage_layout.sql``): an array per passage,
+    ``[start, end, first page, last page, heading, prefix]``."""
+    return json.dumps([list(bounds) for bounds in layout], ensure_ascii=False)
+
+
+def stored_layout(value: object) -> tuple[PassageBounds, ...] | None:
+    """A ``passage_layout`` as read back (:func:`layout_json`'s shape), or ``None`` where the
+    row has none or it is not of that shape (then the cache chunks the document)."""
+    if not isinstance(value, list):
+        return None
+    layout = []
+    for item in value:
+        if not (
+            isinstance(item, list)
+            and len(item) == len(PassageBounds._fields)
+            and all(type(number) is int for number in item[:4])
+            and all(isinstance(text, str) for text in item[4:])
+        ):
+            return None
+        layout.append(PassageBounds(*item))
+    return tuple(layout)
+
+
 def _escaped(term: str) -> str:
     if "\\" in term or "\t" in term or "\n" in term or "\r" in term:
         return term.translate(_COPY_ESCAPES)
@@ -214,7 +241,8 @@ async def passage_terms(index: ChunkIndex, document: SourceDocument) -> PassageT
 async def backfill(runtime: Runtime, *, batch: int = BACKFILL_BATCH) -> int:
     """Store the terms of up to ``batch`` ready documents that lack current ones, or where none
     does, record the written language of stored rows that lack it
-    (:func:`fill_written_languages`); how many were looked at (0: none is left)."""
+    (:func:`fill_written_languages`), or where none does, their chunk layout
+    (:func:`fill_passage_layouts`); how many were looked at (0: none is left)."""
     index = runtime.search.index
     config = index.terms_config
     async with connection(runtime.pool) as conn:
@@ -228,7 +256,8 @@ async def backfill(runtime: Runtime, *, batch: int = BACKFILL_BATCH) -> int:
             await store_terms(conn, document, config, terms)
     if rows:
         return len(rows)
-    return await fill_written_languages(runtime, batch=batch * WRITTEN_LANGUAGE_BATCHES)
+    filled = await fill_written_languages(runtime, batch=batch * WRITTEN_LANGUAGE_BATCHES)
+    return filled or await fill_passage_layouts(runtime, batch=batch)
 
 
 async def fill_written_languages(runtime: Runtime, *, batch: int) -> int:
@@ -258,6 +287,34 @@ async def fill_written_languages(runtime: Runtime, *, batch: int) -> int:
             document_ids=[row["document_id"] for row in rows],
             content_hashes=[row["content_hash"] for row in rows],
             written_languages=written,
+        )
+    return len(rows)
+
+
+async def fill_passage_layouts(runtime: Runtime, *, batch: int) -> int:
+    """Record the chunk layout of up to ``batch`` stored documents' rows that lack it (written
+    before ``sql/026_lexical_passage_layout.sql``), chunking their text as their terms were;
+    how many were looked at (0: none is left). A batch is as many documents as the terms'
+    backfill reads: each is read whole."""
+    index = runtime.search.index
+    config = index.terms_config
+    async with connection(runtime.pool) as conn:
+        rows = await fetch_all(
+            conn, "list_lexical_documents_without_layout", config=config, limit=batch
+        )
+    if not rows:
+        return 0
+    layouts = await anyio.to_thread.run_sync(
+        lambda: [layout_json(index.chunk_layout(row["markdown"])) for row in rows]
+    )
+    async with connection(runtime.pool) as conn:
+        await execute(
+            conn,
+            "set_lexical_passage_layouts",
+            config=config,
+            document_ids=[row["document_id"] for row in rows],
+            content_hashes=[row["content_hash"] for row in rows],
+            layouts=layouts,
         )
     return len(rows)
 

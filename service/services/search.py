@@ -477,6 +477,9 @@ class SearchEngine:
         if not missing:
             return []
         rows = await fetch_all(
-            conn, "fetch_documents_markdown", document_ids=[UUID(ref.id) for ref in missing]
+            conn,
+            "fetch_documents_markdown",
+            config=self.index.terms_config,
+            document_ids=[UUID(ref.id) for ref in missing],
         )
         return [source(row) for row in rows]

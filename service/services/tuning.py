@@ -7,11 +7,11 @@ from uuid import UUID
 
 import anyio.to_thread
 
-from retrieval import SourceDocument
 from retrieval.tuning import DEFAULT_QUESTIONS, TuneReport, sweep
 from service.errors import InvalidRequest
 from service.records import Principal
 from service.services import projects
+from service.services.warmup import source
 from service.storage.db import Connection, fetch_all
 
 if TYPE_CHECKING:
@@ -37,12 +37,12 @@ async def tune_project(
     if not refs:
         raise InvalidRequest("The project has no searchable documents to tune on.")
     rows = await fetch_all(
-        conn, "fetch_documents_markdown", document_ids=[row["id"] for row in refs]
+        conn,
+        "fetch_documents_markdown",
+        config=engine.index.terms_config,
+        document_ids=[row["id"] for row in refs],
     )
-    documents = [
-        SourceDocument(str(row["id"]), row["name"], row["content_hash"], row["markdown"])
-        for row in rows
-    ]
+    documents = [source(row) for row in rows]
     search = engine.settings.search
     return await anyio.to_thread.run_sync(
         lambda: sweep(

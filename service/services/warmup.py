@@ -49,7 +49,7 @@ from psycopg.rows import dict_row
 from retrieval.errors import DocumentNotIndexed
 from retrieval.rerankers import CrossLingualReranker, WarmableReranker
 from retrieval.types import DocumentRef, SourceDocument
-from service.services import projects
+from service.services import prefilter, projects
 from service.services.extraction import READY_CHANNEL
 from service.storage.db import Connection, fetch_all
 
@@ -263,7 +263,12 @@ class Warmup:
         """Queue the most recently extracted documents, grouped by project, latest first."""
         try:
             async with pool.connection() as conn:
-                rows = await fetch_all(conn, "list_recent_ready_documents", limit=WARM_AT_START)
+                rows = await fetch_all(
+                    conn,
+                    "list_recent_ready_documents",
+                    config=self.index.terms_config,
+                    limit=WARM_AT_START,
+                )
         except (psycopg.Error, OSError):
             logger.warning("could not read documents to warm the caches at start-up")
             return
@@ -298,7 +303,12 @@ class Warmup:
                 await asyncio.sleep(2.0)
 
     async def _queue_ready(self, conn: Connection, document_id: str) -> None:
-        rows = await fetch_all(conn, "fetch_documents_markdown", document_ids=[UUID(document_id)])
+        rows = await fetch_all(
+            conn,
+            "fetch_documents_markdown",
+            config=self.index.terms_config,
+            document_ids=[UUID(document_id)],
+        )
         for row in rows:
             self.want(str(row["project_id"]), "upload", documents=[source(row)])
 
@@ -532,5 +542,12 @@ def _lower_priority(nice: int) -> None:
 
 
 def source(row: dict[str, Any]) -> SourceDocument:
-    """A ``fetch_documents_markdown``-shaped row as the retrieval core takes it."""
-    return SourceDocument(str(row["id"]), row["name"], row["content_hash"], row["markdown"])
+    """A ``fetch_documents_markdown``-shaped row as the retrieval core takes it, with the
+    layout of its chunks where the row has one (:func:`prefilter.stored_layout`)."""
+    return SourceDocument(
+        str(row["id"]),
+        row["name"],
+        row["content_hash"],
+        row["markdown"],
+        prefilter.stored_layout(row.get("passage_layout")),
+    )

@@ -78,7 +78,8 @@ async def test_the_count_migrations_count_what_is_already_stored(
     then on; 023 lists each stored document's terms, so deleting its row deletes its postings
     (through the primary key: the document index is gone); 024's index of the postings above
     its floor holds the existing ones, and a term's best postings are read through it; 025
-    leaves the existing rows' written language for the backfill to fill in."""
+    leaves the existing rows' written language for the backfill to fill in, and 026 their
+    chunk layout."""
     await migrate(empty_database_url, [m for m in sql.migrations if m.version < 19])
     with psycopg.connect(empty_database_url, autocommit=True) as conn:
         user = conn.execute("INSERT INTO users (name) VALUES ('old') RETURNING id").fetchone()
@@ -127,6 +128,10 @@ async def test_the_count_migrations_count_what_is_already_stored(
             "SELECT count(*) FROM lexical_documents WHERE written_language IS NULL"
         ).fetchone()
         assert unwritten == (2,)
+        unlaid = conn.execute(
+            "SELECT count(*) FROM lexical_documents WHERE passage_layout IS NULL"
+        ).fetchone()
+        assert unlaid == (2,)
         sums = conn.execute(
             "SELECT config, language, documents, passages, terms FROM lexical_project_stats"
         ).fetchall()

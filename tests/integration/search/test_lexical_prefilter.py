@@ -504,6 +504,59 @@ async def test_the_written_language_is_stored_with_the_terms_and_filled_in_where
         assert await _languages_handed(project) == handed
 
 
+async def _layouts_stored(conn: psycopg.AsyncConnection[Any], project_id: UUID) -> dict[str, Any]:
+    rows = await (
+        await conn.execute(
+            "SELECT document_id, passage_layout FROM lexical_documents WHERE project_id = %s",
+            (project_id,),
+        )
+    ).fetchall()
+    return {str(r["document_id"]): r["passage_layout"] for r in rows}
+
+
+async def _layouts_handed(project: Project, query: str) -> dict[str, Any]:
+    """The chunk layouts a search hands the chunk cache with the Markdown it loads, the cache
+    emptied first (as after a restart: every shortlisted text is loaded)."""
+    project.runtime.search.index.clear()
+    async with project.runtime.pool.connection() as c:
+        found = await project.runtime.search.load(c, project.owner.project.id, query=query)
+    assert found.prefiltered is not None and found.documents
+    return {doc.id: doc.layout for doc in found.documents}
+
+
+async def test_each_document_s_chunk_layout_is_stored_with_its_terms_and_filled_in_where_missing(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    """Where each chunk lies is stored with the terms (migration 026) and handed to the chunk
+    cache with the Markdown a search loads, which then slices the passages out: the same
+    answer as chunking them. Rows stored before 026 have none: a search hands none (the cache
+    chunks those documents), until the backfill fills it in."""
+    async for project in _project(db_url, tmp_path, conn, "laid", prefilter_min_passages=1):
+        pid = project.owner.project.id
+        index = project.runtime.search.index
+        texts = {str(await _add(conn, pid, name, md)): md for name, md in _abstract_documents(4)}
+        query = "human cerebral white matter and DNA methylation"
+
+        await _backfill(project.runtime)
+        stored = await _layouts_stored(conn, pid)
+        expected = {id_: index.chunk_layout(md) for id_, md in texts.items()}
+        assert {id_: prefilter.stored_layout(value) for id_, value in stored.items()} == expected
+        handed = await _layouts_handed(project, query)
+        assert handed == {id_: expected[id_] for id_ in handed}
+        laid = (await project.search(query)).result.hits
+        assert len(handed) >= 2 and laid
+
+        await conn.execute(
+            "UPDATE lexical_documents SET passage_layout = NULL WHERE project_id = %s", (pid,)
+        )
+        assert set((await _layouts_handed(project, query)).values()) == {None}
+        project.runtime.search.index.clear()
+        assert (await project.search(query)).result.hits == laid
+        assert await prefilter.backfill(project.runtime) == 4
+        assert await prefilter.backfill(project.runtime) == 0
+        assert await _layouts_stored(conn, pid) == stored
+
+
 async def _store_terms(
     url: str, document: SourceDocument, index: ChunkIndex, terms: PassageTerms, out: list[bool]
 ) -> None:

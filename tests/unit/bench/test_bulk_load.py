@@ -38,7 +38,8 @@ def _rows(
     with psycopg.connect(url, row_factory=dict_row) as conn:
         documents = conn.execute(
             "SELECT d.name, l.content_hash, l.config, l.language, l.passages, l.terms,"
-            " ARRAY(SELECT t FROM unnest(l.vocabulary) t ORDER BY t) AS vocabulary"
+            " ARRAY(SELECT t FROM unnest(l.vocabulary) t ORDER BY t) AS vocabulary,"
+            " l.written_language, l.passage_layout"
             " FROM lexical_documents l JOIN documents d ON d.id = l.document_id"
             " WHERE l.project_id = %s ORDER BY d.name",
             (project_id,),
@@ -86,6 +87,7 @@ async def test_the_bulk_loader_writes_what_the_backfill_writes(db_url: str, tmp_
             db_url, by_loader.project.id, DOCUMENTS, runtime.search.index, suffix=False
         )
     expected = _rows(db_url, by_product.project.id)
+    assert all(row[-1] for row in expected[0]), "the backfill stored no layout"
     assert expected[1], "the backfill stored no postings"
     assert expected[2], "the backfill counted no terms"
     assert _rows(db_url, by_loader.project.id) == expected

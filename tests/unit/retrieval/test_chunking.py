@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval.chunking import CHUNKER_VERSION, chunk_markdown
-from retrieval.types import Chunk
+from retrieval.chunking import CHUNKER_VERSION, chunk_layout, chunk_markdown, chunks_from_layout
+from retrieval.types import Chunk, PassageBounds
 from tests.support.paths import CORPUS_DIR
 
 MARKER_LINE_RE = re.compile(r"^[ \t]*<!--[ \t]*page[ \t]+(\d+)[ \t]*-->[ \t]*(?:\r?\n|$)", re.M)
@@ -132,6 +132,53 @@ def test_chunks_start_and_end_between_words(markdown: str, chunk_size: int) -> N
             assert long_token_around(markdown, chunk.start, chunk_size)
         if chunk.end < len(markdown) and not markdown[chunk.end].isspace():
             assert long_token_around(markdown, chunk.end, chunk_size)
+
+
+@PROPERTY_SETTINGS
+@given(markdown=documents(), chunk_size=CHUNK_SIZES)
+def test_a_layout_places_the_chunks_it_was_made_from(markdown: str, chunk_size: int) -> None:
+    """What a search slices from a stored layout is what chunking makes: spans, pages,
+    breadcrumbs and a continued table's header (the prefix) are all in the layout."""
+    chunks = chunk_markdown("doc", markdown, chunk_size=chunk_size)
+    layout = chunk_layout(markdown, chunk_size=chunk_size)
+    assert layout == [
+        PassageBounds(
+            chunk.start,
+            chunk.end,
+            *chunk.pages,
+            chunk.heading,
+            chunk.text[: len(chunk.text) - len(without_markers(markdown[chunk.start : chunk.end]))],
+        )
+        for chunk in chunks
+    ]
+    assert chunks_from_layout("doc", markdown, layout) == chunks
+
+
+def test_a_layout_keeps_a_continued_table_s_header_and_drops_a_marker_inside_a_chunk() -> None:
+    header = "| id | name |\n|---|---|"
+    rows = "\n".join(f"| {i} | item {i} |" for i in range(40))
+    markdown = f"# Data\n\n<!-- page 2 -->\n{header}\n{rows}\n"
+    layout = chunk_layout(markdown, chunk_size=200)
+    assert layout[0].prefix == "" and all(part.prefix == header + "\n" for part in layout[1:])
+    assert layout[0].first_page == 1 and layout[0].last_page == 2  # heading, then the marker
+    chunks = chunks_from_layout("d", markdown, layout)
+    assert "<!-- page" not in chunks[0].text
+    assert chunks == chunk_markdown("d", markdown, chunk_size=200)
+
+
+def test_a_layout_that_cannot_be_the_markdown_s_is_refused() -> None:
+    markdown = "# One\n\nFirst part.\n\n# Two\n\nSecond part.\n"
+    first, second = chunk_layout(markdown, chunk_size=14)
+    for wrong in (
+        [first._replace(end=len(markdown) + 1)],  # past the end
+        [second, first],  # out of order
+        [first, first],  # overlapping
+        [first._replace(end=first.start)],  # empty
+        [first._replace(first_page=3, last_page=2)],  # pages reversed
+    ):
+        with pytest.raises(ValueError, match="does not fit"):
+            chunks_from_layout("d", markdown, wrong)
+    assert chunks_from_layout("d", markdown, []) == []
 
 
 # --- examples ----------------------------------------------------------------

@@ -147,6 +147,33 @@ def test_a_known_language_is_taken_as_given_and_builds_what_detection_builds() -
     assert told.documents([FRENCH.ref])[0].language == "german"
 
 
+def test_a_document_s_layout_is_sliced_not_chunked_again_and_one_that_does_not_fit_is_not() -> None:
+    """A layout handed with a document (stored with its terms) places its chunks: the cache
+    slices them, whole or chunked only. One that cannot be the document's is chunked."""
+    doc = document(3)
+    plain = ChunkIndex(chunk_size=200)
+    terms = plain.passage_terms(doc)
+    assert terms.layout == plain.chunk_layout(doc.markdown) and len(terms.layout) > 2
+    plain.add([doc])
+    (expected,) = plain.documents([doc.ref])
+    laid = ChunkIndex(chunk_size=200)
+    laid.add([doc._replace(layout=terms.layout)])
+    (same,) = laid.documents([doc.ref])
+    for field in ("chunks", "reader_keys", "content_terms", "reference_density"):
+        assert getattr(same, field) == getattr(expected, field), field
+    assert (same.terms.postings == expected.terms.postings).all()
+
+    one = terms.layout[0]._replace(end=terms.layout[-1].end)  # fits: followed as it is
+    followed = ChunkIndex(chunk_size=200)
+    (entry,) = followed.chunked_documents([doc.ref], add=[doc._replace(layout=(one,))])
+    assert [(chunk.start, chunk.end) for chunk in entry.chunks] == [(one.start, one.end)]
+
+    wrong = (terms.layout[0]._replace(end=len(doc.markdown) + 5),)
+    chunked = ChunkIndex(chunk_size=200)
+    (entry,) = chunked.chunked_documents([doc.ref], add=[doc._replace(layout=wrong)])
+    assert entry.chunks == expected.chunks
+
+
 CHINESE = SourceDocument(
     "zh",
     "量子.md",

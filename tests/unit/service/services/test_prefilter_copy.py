@@ -1,12 +1,22 @@
 """The prefilter's COPY text: one line per (term, passage), hostile terms escaped, huge ones left
-out (a btree entry has a size limit); a document's vocabulary, the terms of those lines."""
+out (a btree entry has a size limit); a document's vocabulary, the terms of those lines; its
+chunks' layout as stored and read back."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from retrieval.index import PassageTerms
-from service.services.prefilter import MAX_TERM_CHARS, postings_copy_text, vocabulary
+from retrieval.types import PassageBounds
+from service.services.prefilter import (
+    MAX_TERM_CHARS,
+    layout_json,
+    postings_copy_text,
+    stored_layout,
+    vocabulary,
+)
 
 
 def test_each_distinct_term_of_a_passage_is_one_line_with_its_frequency_and_the_length() -> None:
@@ -52,3 +62,27 @@ def test_the_vocabulary_is_the_distinct_terms_of_the_lines() -> None:
 def test_a_term_holding_a_space_is_refused_since_it_would_be_sent_as_two() -> None:
     with pytest.raises(ValueError, match="space"):
         vocabulary(PassageTerms("english", [["two words"]], "english"))
+
+
+def test_a_layout_reads_back_as_it_was_stored_and_anything_else_reads_as_none() -> None:
+    """``lexical_documents.passage_layout`` (migration 026) holds one array per passage; what
+    is read back from it is the layout written, and a value of another shape is no layout
+    (the cache then chunks the document), never an error."""
+    layout = (
+        PassageBounds(0, 40, 1, 1, "Intro", ""),
+        PassageBounds(41, 300, 1, 2, 'Intro > Table "2"', "| a | b |\n|---|---|\n"),
+        PassageBounds(302, 400, 2, 2, "量子计算", ""),
+    )
+    assert stored_layout(json.loads(layout_json(layout))) == layout
+    assert stored_layout([]) == ()
+    for other in (
+        None,
+        {"start": 0},
+        [[0, 40, 1, 1, "Intro"]],  # a field short
+        [[0, 40, 1, 1, "Intro", "", "more"]],
+        [[0, 40.5, 1, 1, "Intro", ""]],
+        [[0, True, 1, 1, "Intro", ""]],
+        [[0, 40, 1, 1, None, ""]],
+        ["0, 40, 1, 1"],
+    ):
+        assert stored_layout(other) is None, other
