@@ -22,11 +22,15 @@ The reranker's rows before and after it read the context are in
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 CONTEXT_VERSION = 1
 """Bump when the context given to a passage changes: it is part of cache keys."""
 
-_TITLE_RE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_TITLE_RE = re.compile(r"#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+"""A top-level heading, matched only where a line starts with ``#`` (:func:`document_title`):
+sought with ``^`` in the pattern, it was tried at every character of the text."""
+_TITLE_CHARS = 20_000
 _NAME_WORD_RE = re.compile(r"[^\W_]+")
 _NUMBERING_RE = re.compile(r"[A-Za-z]?\d+[A-Za-z]?|v\d+(?:\.\d+)*", re.IGNORECASE)
 """``4026``, ``P19``, ``1164a``, ``v2``: numbering, not words (``Ki67`` stays)."""
@@ -38,8 +42,13 @@ _UNINFORMATIVE = frozenset(
 
 def document_title(markdown: str) -> str:
     """The first top-level heading, without emphasis markers; ``""`` when there is none."""
-    match = _TITLE_RE.search(markdown[:20_000])
-    return match.group(1).strip("*_ ") if match else ""
+    head = "\n" + markdown[:_TITLE_CHARS]  # every line, the first too, after a line break
+    start = head.find("\n#")
+    while start >= 0:
+        if match := _TITLE_RE.match(head, start + 1):
+            return match.group(1).strip("*_ ")
+        start = head.find("\n#", start + 1)
+    return ""
 
 
 def informative_name(name: str) -> str:
@@ -73,9 +82,21 @@ def in_context(context: tuple[str, str], heading: str, passage: str) -> str:
 
 def context_prefix(context: tuple[str, str], heading: str) -> str:
     """The lines :func:`in_context` puts before a passage under ``heading`` (``""``: none)."""
-    shown = _words(heading)
-    parts = [part for part in context if part and not _words(part) <= shown]
-    return "".join(f"{part}\n" for part in parts)
+    return context_prefixes(context, (heading,))[0]
+
+
+def context_prefixes(context: tuple[str, str], headings: Sequence[str]) -> tuple[str, ...]:
+    """:func:`context_prefix` of each of a document's passages by its heading: the context's
+    words and each distinct heading's read once, and equal prefixes one string."""
+    parts = [(part, _words(part)) for part in context if part]
+    by_heading: dict[str, str] = {}
+    shared: dict[str, str] = {}
+    for heading in headings:
+        if heading not in by_heading:
+            shown = _words(heading)
+            prefix = "".join(f"{part}\n" for part, words in parts if not words <= shown)
+            by_heading[heading] = shared.setdefault(prefix, prefix)
+    return tuple(by_heading[heading] for heading in headings)
 
 
 def _words(text: str) -> set[str]:

@@ -34,7 +34,7 @@ from retrieval.chunking import (
     chunk_layout,
     chunks_from_layout,
 )
-from retrieval.context import CONTEXT_VERSION, context_prefix, document_context
+from retrieval.context import CONTEXT_VERSION, context_prefixes, document_context
 from retrieval.errors import DocumentNotIndexed
 from retrieval.language import CJK_LANGUAGES, SAMPLE_CHARS, detect_language
 from retrieval.noise import citation_density
@@ -88,7 +88,7 @@ class IndexedDocument(NamedTuple):
     """Per chunk, how much it reads like a reference list
     (:func:`retrieval.noise.citation_density`)."""
     reader_prefixes: tuple[str, ...] = ()
-    """Per chunk, the context lines read before it (:func:`retrieval.context.context_prefix`;
+    """Per chunk, the context lines read before it (:func:`retrieval.context.context_prefixes`;
     a handful of shared strings per document)."""
     reader_keys: tuple[str, ...] = ()
     """Per chunk, the sha256 hex of :meth:`reader_text`: the reranker's cache key, which
@@ -594,14 +594,7 @@ class ChunkIndex:
         chunks = Chunks(doc.id, laid)
         written = written or self.written_language(doc.markdown)
         language = self._stemmed(written)
-        context = document_context(doc.name, doc.markdown)
-        by_heading: dict[str, str] = {}  # one string per distinct prefix, worked out once
-        shared: dict[str, str] = {}
-        for heading in chunks.headings:
-            if heading not in by_heading:
-                prefix = context_prefix(context, heading)
-                by_heading[heading] = shared.setdefault(prefix, prefix)
-        prefixes = tuple(by_heading[heading] for heading in chunks.headings)
+        prefixes = context_prefixes(document_context(doc.name, doc.markdown), chunks.headings)
         return chunks, language, written, prefixes, layout
 
     def _build(

@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 
-from retrieval.context import document_context, document_title, in_context, informative_name
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from retrieval.context import (
+    context_prefix,
+    context_prefixes,
+    document_context,
+    document_title,
+    in_context,
+    informative_name,
+)
 from retrieval.index import ChunkIndex
 from retrieval.pipeline import search
 from retrieval.rerankers.none import NoReranker
@@ -17,6 +28,29 @@ def test_informative_names_drop_numbers_extensions_and_filler_words() -> None:
     assert informative_name("test_4026.pdf") == ""
     assert informative_name("scan 0001 final.PDF") == ""
     assert informative_name("Ki67_guideline_v2.docx") == "Ki67 guideline"
+
+
+TITLE_LINE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+"""The title's definition: the first line that is a top-level heading."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="# \t\n\r*_ab", max_size=60))
+def test_the_title_is_the_first_line_that_is_a_top_level_heading(markdown: str) -> None:
+    """Sought by its ``#`` rather than at every character, it is still the first line that
+    matches the definition, never a ``# `` inside a line."""
+    match = TITLE_LINE.search(markdown)
+    assert document_title(markdown) == (match.group(1).strip("*_ ") if match else "")
+
+
+def test_a_document_s_prefixes_are_each_heading_s_and_equal_ones_are_one_string() -> None:
+    context = ("Ki67 in Breast Cancer", "guideline")
+    headings = ("Methods", "Ki67 in Breast Cancer > Methods", "Results", "Methods", "")
+    prefixes = context_prefixes(context, headings)
+    assert prefixes == tuple(context_prefix(context, heading) for heading in headings)
+    assert prefixes[0] == "Ki67 in Breast Cancer\nguideline\n" and prefixes[1] == "guideline\n"
+    assert prefixes[0] is prefixes[2] is prefixes[3] is prefixes[4]  # one string, not four
+    assert context_prefixes(("", ""), headings) == ("",) * len(headings)
 
 
 def test_the_context_skips_what_the_passage_already_shows() -> None:
