@@ -530,9 +530,10 @@ SELECT term, passages AS df FROM lexical_terms
 WHERE project_id = %(project_id)s AND term = ANY(%(terms)s::text[]);
 
 -- lexical_project_stats --
--- What the stored terms cover of a whole project, from migration 021's sums (a row per configuration and language, where lexical_stats reads a row per document)
-SELECT (SELECT count(*) FROM documents r
-        WHERE r.project_id = %(project_id)s AND r.status = 'ready') AS ready,
+-- What the stored terms cover of a whole project, from migration 021's sums (a row per configuration and language, where lexical_stats reads a row per document), with its ready documents counted unless the caller counted them in this same snapshot (an uncorrelated subquery is run only if COALESCE needs it)
+SELECT coalesce(%(ready)s::bigint,
+                (SELECT count(*) FROM documents r
+                 WHERE r.project_id = %(project_id)s AND r.status = 'ready')) AS ready,
        coalesce(sum(s.documents), 0)::bigint AS documents,
        coalesce(sum(s.passages), 0)::bigint AS passages,
        coalesce(sum(s.terms), 0)::bigint AS terms,

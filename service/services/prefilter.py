@@ -351,12 +351,19 @@ def coverage(rows: Sequence[Mapping[str, Any]]) -> LexicalStats:
 
 
 async def stats(
-    conn: Connection, config: str, project_id: UUID, document_ids: Sequence[UUID] | None
+    conn: Connection,
+    config: str,
+    project_id: UUID,
+    document_ids: Sequence[UUID] | None,
+    *,
+    ready: int | None = None,
 ) -> LexicalStats:
     """What the stored terms cover of the searched documents, on its own (a large project's
     search; a small one's gets it with its documents' list: :func:`coverage`): for a whole
     project from ``lexical_project_stats``, which a trigger keeps at commit (migration 021),
-    for some of its documents summed from their ``lexical_documents`` rows."""
+    with ``ready`` as its count of ready documents where the caller counted them in the
+    snapshot this reads in (else they are counted here); for some of its documents summed
+    from their ``lexical_documents`` rows."""
     if document_ids:
         row = await fetch_one(
             conn,
@@ -366,7 +373,9 @@ async def stats(
             document_ids=list(document_ids),
         )
     else:
-        row = await fetch_one(conn, "lexical_project_stats", project_id=project_id, config=config)
+        row = await fetch_one(
+            conn, "lexical_project_stats", project_id=project_id, config=config, ready=ready
+        )
     assert row is not None  # an aggregate always has a row
     return LexicalStats(
         row["ready"], row["documents"], row["passages"], row["terms"], list(row["languages"])

@@ -124,6 +124,16 @@ async def lend(pool: Pool) -> AsyncIterator[Connection]:
         await pool.putconn(conn)  # a broken connection is discarded, not pooled again
 
 
+@contextlib.asynccontextmanager
+async def snapshot(conn: Connection) -> AsyncIterator[Connection]:
+    """Run the statements inside on one read-only snapshot (a ``REPEATABLE READ READ ONLY``
+    transaction), so that what they read agrees as if one statement had read it all: a count
+    read by one of them need not be read again by the next."""
+    async with conn.transaction():
+        await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        yield conn
+
+
 async def ping(pool: Pool) -> None:
     """Raise DatabaseUnavailable unless the database answers ``SELECT 1``."""
     async with connection(pool) as conn:

@@ -30,6 +30,7 @@ from service.services import prefilter, users
 from service.services.extraction import claim, extract_and_save, lexical_terms, save_extraction
 from service.services.ingest import ingest_file
 from service.services.search import ProjectSearch, search_project
+from service.storage.db import snapshot
 from sql import queries
 from tests.conftest import make_settings
 from tests.support.paths import SCIFACT_DIR
@@ -86,10 +87,12 @@ class Project:
             self.runtime, self.principal, self.owner.project.id, query, top_k=top_k
         )
 
-    async def uses_prefilter(self, query: str, ready: int | None = None) -> bool:
+    async def uses_prefilter(
+        self, query: str, ready: int | None = None, *, counted: bool = False
+    ) -> bool:
         async with self.runtime.pool.connection() as conn:
             found = await self.runtime.search.load(
-                conn, self.owner.project.id, query=query, ready=ready
+                conn, self.owner.project.id, query=query, ready=ready, counted=counted
             )
         return found.prefiltered is not None
 
@@ -120,7 +123,7 @@ def _sent_statements(trace: Iterator[str]) -> list[str]:
             text = fields[4].strip()
             if fields[3] == "Parse":
                 text = text.split('" ', 1)[1]  # past the statement's name
-            found.append(text.removeprefix('"'))
+            found.append(text.removeprefix('"').removesuffix('"'))
     return found
 
 
@@ -413,6 +416,46 @@ async def test_missing_or_stale_terms_keep_the_search_exhaustive_whichever_query
             "UPDATE lexical_documents SET config = 'another' WHERE document_id = %s", (late,)
         )
         assert not await project.uses_prefilter(QUERIES[0], ready=ready_hint), "stale terms"
+
+
+async def test_a_search_reads_in_one_snapshot_and_takes_the_ready_count_read_in_it(
+    db_url: str, tmp_path: Path, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    """A search reads the project and what is stored of it in one read-only snapshot
+    (:func:`snapshot`): a document made ready meanwhile is not seen, and nothing can be
+    written. So the project's ready count read there is the count a large project's search
+    takes, not counted again: given as counted, it is believed (one that disagrees with the
+    stored terms keeps the search exhaustive), where as a hint it is counted again."""
+    async for project in _project(db_url, tmp_path, conn, "snapshot", prefilter_min_passages=1):
+        pid = project.owner.project.id
+        documents = _abstract_documents(4)
+        for name, markdown in documents[:3]:
+            await _add(conn, pid, name, markdown)
+        await _backfill(project.runtime)
+        ready = "SELECT count(*) AS n FROM documents WHERE project_id = %s AND status = 'ready'"
+        async with project.runtime.pool.connection() as c, snapshot(c):
+            before = await (await c.execute(ready, (pid,))).fetchone()
+            await _add(conn, pid, *documents[3])  # committed by another connection
+            after = await (await c.execute(ready, (pid,))).fetchone()
+            assert before == after == {"n": 3}
+            with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+                await c.execute("UPDATE documents SET name = name WHERE project_id = %s", (pid,))
+        await _backfill(project.runtime)
+
+        assert await project.uses_prefilter(QUERIES[0], ready=4, counted=True)
+        assert not await project.uses_prefilter(QUERIES[0], ready=5, counted=True)
+        assert await project.uses_prefilter(QUERIES[0], ready=5), "a hint: counted again"
+        async with project.statements() as sent:
+            assert (await project.search(QUERIES[0])).result.hits
+        ranking = queries["lexical_top_passages_by_impact"].split("\n", 1)[0]
+        read = [s for s in sent if s.startswith(("SELECT", "WITH"))]
+        first, last = sent.index(read[0]), sent.index(read[-1])
+        assert sent[first - 2 : first] == [
+            "BEGIN",
+            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+        ], sent
+        assert "COMMIT" in sent[last:] and "COMMIT" not in sent[first:last], sent
+        assert [s for s in read if s.startswith(LEXICAL_STATS)] and ranking in read, sent
 
 
 @pytest.mark.parametrize("threshold", [1, 10**9])
