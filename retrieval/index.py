@@ -204,9 +204,10 @@ class PassageTerms(NamedTuple):
     written: str
     """The language its text is written in (:meth:`ChunkIndex.written_language`): stored
     beside the terms, it spares a search detecting it again (:meth:`ChunkIndex.documents`)."""
-    layout: tuple[PassageBounds, ...] = ()
+    layout: tuple[PassageBounds, ...] | None = None
     """Where its chunks lie (:func:`~retrieval.chunking.chunk_layout`): stored beside the
-    terms, it spares a search chunking the document again (:attr:`SourceDocument.layout`)."""
+    terms, it spares a search chunking the document again (:attr:`SourceDocument.layout`).
+    ``None``: not known (none is stored; the backfill works it out)."""
 
 
 class QueryTerms(NamedTuple):

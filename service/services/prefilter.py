@@ -199,10 +199,13 @@ def vocabulary(terms: PassageTerms) -> list[str]:
     return found
 
 
-def layout_json(layout: Sequence[PassageBounds]) -> str:
+def layout_json(layout: Sequence[PassageBounds] | None) -> str | None:
     """A document's chunk layout as ``lexical_documents.passage_layout`` holds it
     (``sql/026_lexical_passage_layout.sql``): an array per passage,
-    ``[start, end, first page, last page, heading, prefix]``."""
+    ``[start, end, first page, last page, heading, prefix]``; ``None`` (none stored, for the
+    backfill to fill in) where it is not known."""
+    if layout is None:
+        return None
     return json.dumps([list(bounds) for bounds in layout], ensure_ascii=False)
 
 
