@@ -41,12 +41,13 @@ import json
 import logging
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 from uuid import UUID
 
 import anyio.to_thread
 import psycopg
+from psycopg.rows import DictRow
 
 from retrieval import Prefiltered, PrefilteredPassage
 from retrieval.index import LANGUAGE_SAMPLE_CHARS
@@ -268,30 +269,15 @@ async def fill_written_languages(runtime: Runtime, *, batch: int) -> int:
     (written before ``sql/025_lexical_written_language.sql``), detected from the start of their
     text as chunking them would; how many were looked at (0: none is left)."""
     index = runtime.search.index
-    config = index.terms_config
-    async with connection(runtime.pool) as conn:
-        rows = await fetch_all(
-            conn,
-            "list_lexical_documents_without_written_language",
-            config=config,
-            chars=LANGUAGE_SAMPLE_CHARS,
-            limit=batch,
-        )
-    if not rows:
-        return 0
-    written = await anyio.to_thread.run_sync(
-        lambda: [index.written_language(row["start"]) for row in rows]
+    return await _fill_in(
+        runtime,
+        "list_lexical_documents_without_written_language",
+        "set_lexical_written_languages",
+        "written_languages",
+        lambda row: index.written_language(row["start"]),
+        limit=batch,
+        chars=LANGUAGE_SAMPLE_CHARS,
     )
-    async with connection(runtime.pool) as conn:
-        await execute(
-            conn,
-            "set_lexical_written_languages",
-            config=config,
-            document_ids=[row["document_id"] for row in rows],
-            content_hashes=[row["content_hash"] for row in rows],
-            written_languages=written,
-        )
-    return len(rows)
 
 
 async def fill_passage_layouts(runtime: Runtime, *, batch: int) -> int:
@@ -300,24 +286,45 @@ async def fill_passage_layouts(runtime: Runtime, *, batch: int) -> int:
     how many were looked at (0: none is left). A batch is as many documents as the terms'
     backfill reads: each is read whole."""
     index = runtime.search.index
-    config = index.terms_config
+    return await _fill_in(
+        runtime,
+        "list_lexical_documents_without_layout",
+        "set_lexical_passage_layouts",
+        "layouts",
+        lambda row: layout_json(index.chunk_layout(row["markdown"])),
+        limit=batch,
+    )
+
+
+async def _fill_in(
+    runtime: Runtime,
+    listing: str,
+    setting: str,
+    values: str,
+    work_out: Callable[[DictRow], object],
+    *,
+    limit: int,
+    **listed: object,
+) -> int:
+    """Fill in one thing a newer schema added to the current stored rows: up to ``limit`` rows
+    that the query ``listing`` (given ``listed``) finds without it, each one's worked out off
+    the event loop by ``work_out`` and written by the query ``setting`` (as its parameter
+    ``values``) where the row is still of that text; how many were looked at (0: none is
+    left)."""
+    config = runtime.search.index.terms_config
     async with connection(runtime.pool) as conn:
-        rows = await fetch_all(
-            conn, "list_lexical_documents_without_layout", config=config, limit=batch
-        )
+        rows = await fetch_all(conn, listing, config=config, limit=limit, **listed)
     if not rows:
         return 0
-    layouts = await anyio.to_thread.run_sync(
-        lambda: [layout_json(index.chunk_layout(row["markdown"])) for row in rows]
-    )
+    worked_out = await anyio.to_thread.run_sync(lambda: [work_out(row) for row in rows])
     async with connection(runtime.pool) as conn:
         await execute(
             conn,
-            "set_lexical_passage_layouts",
+            setting,
             config=config,
             document_ids=[row["document_id"] for row in rows],
             content_hashes=[row["content_hash"] for row in rows],
-            layouts=layouts,
+            **{values: worked_out},
         )
     return len(rows)
 
