@@ -13,8 +13,9 @@ project's own statistics (document frequencies from ``lexical_terms`` and length
 postings and summed from ``lexical_documents`` when only some documents are searched), which
 is the shortlist the exhaustive path computes, or, for a term in more passages than
 :func:`term_depth`, read from its best postings first and rescored exactly; only
-those passages' documents are then chunked in the process, and reranking and citing run as
-usual. They are chunked but not tokenised (:meth:`ChunkIndex.chunked_documents`): the query
+those passages' documents are then chunked in the process (sliced, rather, by the chunk layout
+stored with their terms: :func:`layout_json`), and reranking and citing run as usual. They are
+chunked but not tokenised (:meth:`ChunkIndex.chunked_documents`): the query
 hands each passage's length and, per document, how many of its passages hold each query term
 (what the answer spans weigh with), so only the shown passages are read word by word.
 
