@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 from pathlib import Path
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retrieval.chunking import CHUNKER_VERSION, chunk_layout, chunk_markdown, chunks_from_layout
-from retrieval.types import Chunk, PassageBounds
+from retrieval.types import Chunk, PassageBounds, passage_text
 from tests.support.paths import CORPUS_DIR
 
 MARKER_LINE_RE = re.compile(r"^[ \t]*<!--[ \t]*page[ \t]+(\d+)[ \t]*-->[ \t]*(?:\r?\n|$)", re.M)
@@ -136,22 +137,32 @@ def test_chunks_start_and_end_between_words(markdown: str, chunk_size: int) -> N
 
 @PROPERTY_SETTINGS
 @given(markdown=documents(), chunk_size=CHUNK_SIZES)
-def test_a_layout_places_the_chunks_it_was_made_from(markdown: str, chunk_size: int) -> None:
-    """What a search slices from a stored layout is what chunking makes: spans, pages,
-    breadcrumbs and a continued table's header (the prefix) are all in the layout."""
-    chunks = chunk_markdown("doc", markdown, chunk_size=chunk_size)
-    layout = chunk_layout(markdown, chunk_size=chunk_size)
-    assert layout == [
-        PassageBounds(
-            chunk.start,
-            chunk.end,
-            *chunk.pages,
-            chunk.heading,
-            chunk.text[: len(chunk.text) - len(without_markers(markdown[chunk.start : chunk.end]))],
-        )
-        for chunk in chunks
+def test_a_layout_read_back_gives_chunks_that_hold_to_the_chunker_s_rules(
+    markdown: str, chunk_size: int
+) -> None:
+    """What a search slices from a layout read back from storage (as plain values) holds to
+    the chunker's rules, checked here by this module's own definitions: each chunk is its
+    span without page markers, after a continued table's header only; its pages are those its
+    first and last characters are on; its key is the sha256 of its passage."""
+    layout = [
+        PassageBounds(*list(bounds)) for bounds in chunk_layout(markdown, chunk_size=chunk_size)
     ]
-    assert chunks_from_layout("doc", markdown, layout) == chunks
+    chunks = chunks_from_layout("doc", markdown, layout)
+    assert len(chunks) == len(layout)
+    for bounds, chunk in zip(layout, chunks, strict=True):
+        assert chunk.text == bounds.prefix + without_markers(markdown[bounds.start : bounds.end])
+        if bounds.prefix:  # a table's header and separator rows, from the Markdown
+            header = bounds.prefix.removesuffix("\n")
+            assert header in markdown and header.lstrip().startswith("|")
+        first, last = page_of(markdown, bounds.start), page_of(markdown, bounds.end - 1)
+        assert (bounds.first_page, bounds.last_page) == (min(first, last), max(first, last))
+        assert chunk.pages == (bounds.first_page, bounds.last_page)
+        assert chunk.heading == bounds.heading
+        assert (
+            chunk.key
+            == hashlib.sha256(passage_text(chunk.heading, chunk.text).encode()).hexdigest()
+        )
+    assert chunks == chunk_markdown("doc", markdown, chunk_size=chunk_size)
 
 
 def test_a_layout_keeps_a_continued_table_s_header_and_drops_a_marker_inside_a_chunk() -> None:
