@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
 from retrieval.index import ChunkIndex
 from retrieval.noise import THIN_TERMS, citation_density, demotion, look_alikes, thinness
 from retrieval.pipeline import search
@@ -37,6 +42,87 @@ def test_a_reference_list_reads_as_references_and_prose_does_not() -> None:
     assert citation_density(BODY) == 0.0  # an in-text citation is not a reference entry
     assert citation_density("Apples are crisp. Pears are soft.") == 0.0
     assert demotion(0.0) == 1.0 > demotion(1.0) > 0.0
+
+
+YEAR = re.compile(r"\b(1[89]|20)\d{2}[a-z]?\b")
+ENTRY_SIGN = re.compile(
+    r"^\s*(?:[-*]\s+)?(?:\[\d{1,3}\]|\d{1,3}\.\s|\(\d{1,3}\))"
+    r"|(?i:\b(?:doi|arxiv|isbn|issn|pp\.|vol\.|proc\.|proceedings|journal|conference"
+    r"|workshop|transactions|press|publisher)\b)"
+    r"|\b[A-Z][a-zà-ÿ'-]+,\s(?:[A-Z]\.\s?){1,3}"
+    r"|(?:[A-Z][a-zà-ÿ'-]+,\s){2,}(?:and\s)?[A-Z]"
+    r"|https?://|www\."
+)
+"""A reference entry's signs, as one pattern each: a year from 1800 to 2099 that starts a
+word, and besides it a numbered start, an author's name, a publication word or an address."""
+
+
+def reads_as_entry(piece: str) -> bool:
+    return bool(YEAR.search(piece) and ENTRY_SIGN.search(piece))
+
+
+def density_by_definition(text: str, heading: str = "") -> float:
+    """:func:`citation_density` written with the patterns above: none unless the whole text
+    reads as an entry or its heading says references; then the share of its lines (of its
+    sentence-sized pieces, for a paragraph) that read as entries, at least 0.75 under such a
+    heading."""
+    says = bool(heading) and REFERENCE_HEADING.search(heading.rsplit(">", 1)[-1])
+    if not says and not reads_as_entry(text):
+        return 0.0
+    pieces = [line for line in text.splitlines() if len(line.strip()) >= 25]
+    if len(pieces) <= 2:
+        pieces = [p for p in re.split(r"(?<=[.;])\s+(?=\[?\d|[A-Z])", text) if p.strip()]
+    if not pieces:
+        return 0.0
+    density = sum(map(reads_as_entry, pieces)) / max(len(pieces), 3)
+    return min(1.0, max(density, 0.5) + 0.25) if says else min(1.0, density)
+
+
+REFERENCE_HEADING = re.compile(r"\b(references|bibliography)\b", re.IGNORECASE)
+ENTRY_PARTS = st.sampled_from(
+    [
+        "2019", "1999a", "2101", "1799", "x2019", "_2020", "19", "20", "18", "[12] ", "12. ",
+        "(3)", "- ", "* ", "Lee, K. ", "Lee, K.", "Ahn, Choi, and Bengio", "Ahn, Choi, ",
+        "McDonald, ", "doi", "DOI", "Journal", "journals", "press", "Proc.", "pp. 5",
+        "http://", "https:/", "www.", "www", " ", "  ", "\n", ".", ";", ",", "A", "b", "é",
+        "É", "1", "2", "9", "0", "-", "'",
+    ]
+)  # fmt: skip
+
+ENTRY_STARTS = st.sampled_from(["", "", "[12] ", " 3. ", "- (4) ", "* 12.x", "(1234) "])
+"""How a text opens: as most do, or as a numbered entry (right or nearly)."""
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.tuples(ENTRY_STARTS, st.lists(ENTRY_PARTS, max_size=16).map("".join)).map("".join),
+    st.sampled_from(["", "Paper > References"]),
+)
+@example("2019 bLee, K. x", "")  # a name's capital inside a word
+@example("2019 wwwx", "")  # an address's start without its dot
+@example("b [12] 2019", "")  # a numbered start past the text's start
+@example("2019 Ahn, Bx", "")  # one name before an initial, not a list of names
+def test_citation_density_is_its_definition(text: str, heading: str) -> None:
+    """However its scans are ordered and its patterns written for speed, a passage's density is
+    what the definition's patterns give, within a line, across lines and across pieces."""
+    assert citation_density(text, heading) == density_by_definition(text, heading)
+
+
+def test_an_entry_word_reads_as_one_in_every_spelling_the_pattern_matches() -> None:
+    """Each letter of a publication word, written as any character the definition's
+    case-insensitive pattern takes for it ("DOI", "İSBN", "ıssn", "preſs", the Kelvin sign),
+    makes a text with a year read as a reference entry, as the definition says."""
+    every_character = "".join(map(chr, (*range(0xD800), *range(0xE000, 0x110000))))
+    words = ENTRY_SIGN.pattern.split("(?i:\\b(?:")[1].split(")\\b)")[0].split("|")
+    letters = {letter for word in words for letter in word.replace("\\.", "")}
+    spellings = {letter: set(re.findall(f"(?i){letter}", every_character)) for letter in letters}
+    assert {"İ", "ı"} <= spellings["i"] and "ſ" in spellings["s"] and "\u212a" in spellings["k"]
+    for word in (word.replace("\\.", ".") for word in words):
+        for position, letter in enumerate(word):
+            for spelled in spellings.get(letter, {letter}):
+                after = "5" if word.endswith(".") else ""  # "pp." is a sign before a number
+                text = f"{word[:position]}{spelled}{word[position + 1 :]}{after} 2019"
+                assert citation_density(text) == density_by_definition(text) > 0, text
 
 
 def test_a_bibliography_passage_is_demoted_below_the_passage_that_answers() -> None:
