@@ -100,4 +100,4 @@ def context_prefixes(context: tuple[str, str], headings: Sequence[str]) -> tuple
 
 
 def _words(text: str) -> set[str]:
-    return {word.casefold() for word in _NAME_WORD_RE.findall(text)}
+    return set(map(str.casefold, _NAME_WORD_RE.findall(text)))
