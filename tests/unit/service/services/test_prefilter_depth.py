@@ -30,3 +30,23 @@ def test_only_the_heaviest_deep_terms_are_read_the_others_only_probed() -> None:
     assert len(read) == prefilter.MAX_READ_TERMS, "one bit of the read mask each"
     assert depths[prefilter.MAX_READ_TERMS : count] == [0] * 5, "the lightest deep terms"
     assert depths[-1] is None, "a shallow term is read whole, whatever the count"
+
+
+def test_a_deep_term_read_all_but_whole_is_read_whole() -> None:
+    """Where reading a deep term whole at most doubles its read and adds no more than
+    :data:`~prefilter.WHOLE_READ_PROBES` postings per candidate rescored, it is read whole:
+    cheaper than probing it for each candidate, and exact."""
+    weights, allowance = [8.0, 4.0], prefilter.WHOLE_READ_PROBES * 100
+    assert prefilter.term_depths(weights, [10_000 + allowance, 10_500], 10_000, rescore=100) == [
+        None,
+        5_000,
+    ], "the heaviest term has its allowance past the depth; the other, more than its read"
+    assert prefilter.term_depths(weights, [10_001 + allowance, 10_500], 10_000, rescore=100) == [
+        10_000,
+        5_000,
+    ]
+    assert prefilter.term_depths([8.0], [1_000], 400, rescore=10_000) == [400], (
+        "never more than twice its read, however many candidates"
+    )
+    assert prefilter.term_depths([8.0], [800], 400, rescore=10_000) == [None]
+    assert prefilter.term_depths([8.0], [10_001], 10_000) == [10_000], "no rescore, no allowance"
