@@ -3,10 +3,13 @@
 For the databases ``bench/prefilter.py`` made (``shortlist_bench_prefilter_<size>_4``: run it
 with ``--bulk`` first), the product's own :func:`service.services.prefilter.shortlist` answers
 the same SciFact claims with every posting read (``depth`` 0, the exact BM25 shortlist) and
-with each ``DEPTH:RESCORE`` pair given; per pair, the database round trip's wall-clock median
-and p95 and the share of the exact top 10 and top 100 it keeps. From the repository root::
+with each ``DEPTH:RESCORE[:WHOLE]`` setting given (``WHOLE``: postings per rescored candidate
+a deep term may add and still be read whole, :data:`prefilter.WHOLE_READ_PROBES` when left
+out); per setting, the database round trip's wall-clock median, p95 and mean and the share of
+the exact top 10 and top 100 it keeps. From the repository root::
 
     .venv/bin/python -m bench.prefilter_depth --size 1000000 --pairs 2000:300 10000:1000
+    .venv/bin/python -m bench.prefilter_depth --size 100000 --pairs 2000:1000:0 2000:1000:2
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ LIMIT = 100
 
 
 async def sweep(
-    size: int, pairs: Sequence[tuple[int, int]], query_count: int, skip: int = 0
+    size: int, pairs: Sequence[tuple[int, int, int]], query_count: int, skip: int = 0
 ) -> None:
     url = database_url(f"shortlist_bench_prefilter_{size}_4")
     owner = await existing_project(url)
@@ -42,29 +45,30 @@ async def sweep(
                 covered = await prefilter.stats(conn, index.terms_config, owner.project_id, None)
 
                 async def answer(
-                    claim: str, depth: int, rescore: int | None
+                    claim: str, depth: int, rescore: int | None, whole_read: int
                 ) -> tuple[float, Prefiltered]:
                     started = time.perf_counter()
                     found = await prefilter.shortlist(
                         conn, index, owner.project_id, claim, covered, None,
-                        limit=LIMIT, depth=depth, rescore=rescore,
+                        limit=LIMIT, depth=depth, rescore=rescore, whole_read=whole_read,
                     )  # fmt: skip
                     return time.perf_counter() - started, found
 
-                runs: dict[tuple[int, int], list[tuple[float, Prefiltered]]] = {}
-                for claim in claims:  # each pair right after the exact answer of the same claim
-                    for pair in [(0, 0), *pairs]:
+                runs: dict[tuple[int, int, int], list[tuple[float, Prefiltered]]] = {}
+                for claim in claims:  # each setting right after the exact answer of the claim
+                    for pair in [(0, 0, 0), *pairs]:
                         runs.setdefault(pair, []).append(await answer(claim, *pair))
-    exact = runs[(0, 0)]
+    exact = runs[(0, 0, 0)]
     print(
         f"{size:,} passages ({covered.passages:,} stored), {len(claims)} SciFact claims "
         f"(queries.jsonl's {skip + 2}-{skip + query_count + 1}, all of the train split), "
         f"shortlist {LIMIT}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"
     )
     print(
-        "| depth per term | rescored | median / p95 (ms) | exact top 10 kept | exact top 100 kept |"
+        "| depth per term | rescored | read whole within | median / p95 / mean (ms) "
+        "| exact top 10 kept | exact top 100 kept |"
     )
-    print("|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|")
     for pair, answers in runs.items():
         walls = [wall for wall, _ in answers]  # seconds: p() gives milliseconds
         kept = {
@@ -74,12 +78,22 @@ async def sweep(
             )
             for n in (10, 100)
         }
-        depth, rescore = pair
-        label = ("every posting", "–") if depth == 0 else (f"{depth:,}", f"{rescore:,}")
-        print(
-            f"| {label[0]} | {label[1]} | {statistics.median(walls) * 1000:.1f} / {p(walls, 95):.1f} "
-            f"| {kept[10]:.3f} | {kept[100]:.3f} |"
+        depth, rescore, whole = pair
+        label = (
+            ("every posting", "–", "–")
+            if depth == 0
+            else (f"{depth:,}", f"{rescore:,}", f"{whole} a candidate")
         )
+        print(
+            f"| {' | '.join(label)} | {statistics.median(walls) * 1000:.1f} / {p(walls, 95):.1f}"
+            f" / {statistics.mean(walls) * 1000:.1f} | {kept[10]:.3f} | {kept[100]:.3f} |"
+        )
+
+
+def _setting(text: str) -> tuple[int, int, int]:
+    """``DEPTH:RESCORE[:WHOLE]`` as numbers, ``WHOLE`` the product's when left out."""
+    depth, rescore, *whole = map(int, text.split(":"))
+    return depth, rescore, whole[0] if whole else prefilter.WHOLE_READ_PROBES
 
 
 def _ids(found: Prefiltered) -> list[tuple[str, int]]:
@@ -90,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--size", type=int, default=1_000_000, help="the database's --sizes value")
     parser.add_argument("--pairs", nargs="+", default=["2000:300", "10000:1000"],
-                        help="DEPTH:RESCORE pairs")  # fmt: skip
+                        help="DEPTH:RESCORE[:WHOLE] settings")  # fmt: skip
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument(
         "--skip",
@@ -100,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "100: a held-out fold)",
     )
     args = parser.parse_args(argv)
-    pairs = [(int(d), int(r)) for d, r in (pair.split(":") for pair in args.pairs)]
+    pairs = [_setting(pair) for pair in args.pairs]
     asyncio.run(sweep(args.size, pairs, args.queries, args.skip))
 
 

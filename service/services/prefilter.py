@@ -403,7 +403,12 @@ async def stats(
 
 
 def term_depths(
-    weights: Sequence[float], frequencies: Sequence[int], depth: int, *, rescore: int = 0
+    weights: Sequence[float],
+    frequencies: Sequence[int],
+    depth: int,
+    *,
+    rescore: int = 0,
+    whole_read: int = WHOLE_READ_PROBES,
 ) -> list[int | None]:
     """How many of its best postings each query term of these BM25 ``weights`` and passage
     ``frequencies`` has read: ``None`` (every one) for a term in at most ``depth`` passages;
@@ -411,7 +416,8 @@ def term_depths(
     weight (at least :data:`LIGHTEST_DEPTH_SHARE` of ``depth``), for a posting of a term half
     as heavy adds at most half as much to a passage's sum; 0 for a deep term past the
     :data:`MAX_READ_TERMS` heaviest. A deep term read all but whole is read whole, as cheaper
-    than probing it for each of the ``rescore`` candidates (:data:`WHOLE_READ_PROBES`)."""
+    than probing it for each of the ``rescore`` candidates: where that at most doubles its read
+    and adds at most ``whole_read`` postings per candidate (:data:`WHOLE_READ_PROBES`)."""
     deep = [i for i, frequency in enumerate(frequencies) if frequency > depth]
     read = set(sorted(deep, key=lambda i: (-weights[i], i))[:MAX_READ_TERMS])
     heaviest = max((weights[i] for i in deep), default=0)
@@ -423,7 +429,7 @@ def term_depths(
             continue
         own = max(least, math.ceil(depth * weights[i] / heaviest))
         past = frequencies[i] - own
-        depths[i] = None if past <= min(own, WHOLE_READ_PROBES * rescore) else own
+        depths[i] = None if past <= min(own, whole_read * rescore) else own
     return depths
 
 
@@ -445,6 +451,7 @@ async def shortlist(
     limit: int,
     depth: int = 0,
     rescore: int | None = None,
+    whole_read: int = WHOLE_READ_PROBES,
     k1: float = DEFAULT_K1,
     b: float = DEFAULT_B,
 ) -> Prefiltered:
@@ -461,7 +468,7 @@ async def shortlist(
     completed by a probe for each deep term whose read did not find the candidate (every part
     read is exact already).
     Where every term is in at most ``depth`` passages, or read all but whole
-    (:data:`WHOLE_READ_PROBES`), the search reads them all (the exact shortlist, and cheaper
+    (``whole_read``: :func:`term_depths`), the search reads them all (the exact shortlist, and cheaper
     than rescoring), as does a search of some documents (the index is per project)."""
     weights = index.query_term_weights(query, covered.languages)
     total = covered.passages
@@ -489,7 +496,13 @@ async def shortlist(
         # Reading a term's best postings only pays where it has many more; else read them all.
         rescore = rescore or RESCORE_FACTOR * limit
         depths = (
-            term_depths(term_weights, [frequency[term] for term in found], depth, rescore=rescore)
+            term_depths(
+                term_weights,
+                [frequency[term] for term in found],
+                depth,
+                rescore=rescore,
+                whole_read=whole_read,
+            )
             if depth > 0 and not document_ids
             else []
         )
