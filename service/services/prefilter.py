@@ -467,9 +467,9 @@ async def shortlist(
     ``rescore`` candidates (by default :data:`RESCORE_FACTOR` × ``limit``), whose scores are
     completed by a probe for each deep term whose read did not find the candidate (every part
     read is exact already).
-    Where every term is in at most ``depth`` passages, or read all but whole
-    (``whole_read``: :func:`term_depths`), the search reads them all (the exact shortlist, and cheaper
-    than rescoring), as does a search of some documents (the index is per project)."""
+    Where every term is in at most ``depth`` passages, or is read all but whole (``whole_read``:
+    :func:`term_depths`), the search reads them all (the exact shortlist, and cheaper than
+    rescoring), as does a search of some documents (the index is per project)."""
     weights = index.query_term_weights(query, covered.languages)
     total = covered.passages
     if not weights or total == 0:
