@@ -91,11 +91,12 @@ WHOLE_READ_PROBES = 2
 """A deep query term is read whole where that adds to its read no more postings than the read
 itself holds, nor than this many per candidate rescored (:func:`term_depths`): a posting read
 in order costs about half a probe of the primary key for one candidate, and a term read whole
-is probed for none (nor sorted, where its read runs past the impact floor). Replaying the
-ranking queries of ``bench/prefilter.py``'s claims at 1M passages, their mean time fell from
-97-100 ms (none) to 83-87 ms (two), and no lower up to sixteen; at 100k, from 26 to 23 ms
-(docs/benchmarks.md). The share of the exact top 10 kept rose there (0.992 to 0.999 at 100k)
-or held (0.970 at 1M): a term read whole chooses candidates by its exact part."""
+is probed for none (nor sorted, where its read runs past the impact floor). Chosen on the
+ranking queries of ``bench/prefilter.py``'s claims (two the least on the plateau of one to
+sixteen at 1M passages); on 60 other claims (``bench/prefilter_depth.py --skip 100``) the
+query's mean time fell 11-12 % at 100k and 1M passages, and the share of the exact shortlist
+kept held or rose (docs/benchmarks.md): a term read whole chooses candidates by its exact
+part."""
 LIGHTEST_DEPTH_SHARE = 0.1
 """The least share of the depth a deep query term's read covers, however light it is
 (:func:`term_depths`)."""
