@@ -45,10 +45,13 @@ def test_a_reference_list_reads_as_references_and_prose_does_not() -> None:
 
 
 YEAR = re.compile(r"\b(1[89]|20)\d{2}[a-z]?\b")
+ENTRY_WORDS = (
+    "doi", "arxiv", "isbn", "issn", "pp.", "vol.", "proc.", "proceedings", "journal",
+    "conference", "workshop", "transactions", "press", "publisher",
+)  # fmt: skip
 ENTRY_SIGN = re.compile(
     r"^\s*(?:[-*]\s+)?(?:\[\d{1,3}\]|\d{1,3}\.\s|\(\d{1,3}\))"
-    r"|(?i:\b(?:doi|arxiv|isbn|issn|pp\.|vol\.|proc\.|proceedings|journal|conference"
-    r"|workshop|transactions|press|publisher)\b)"
+    rf"|(?i:\b(?:{'|'.join(map(re.escape, ENTRY_WORDS))})\b)"
     r"|\b[A-Z][a-zà-ÿ'-]+,\s(?:[A-Z]\.\s?){1,3}"
     r"|(?:[A-Z][a-zà-ÿ'-]+,\s){2,}(?:and\s)?[A-Z]"
     r"|https?://|www\."
@@ -113,11 +116,10 @@ def test_an_entry_word_reads_as_one_in_every_spelling_the_pattern_matches() -> N
     case-insensitive pattern takes for it ("DOI", "İSBN", "ıssn", "preſs", the Kelvin sign),
     makes a text with a year read as a reference entry, as the definition says."""
     every_character = "".join(map(chr, (*range(0xD800), *range(0xE000, 0x110000))))
-    words = ENTRY_SIGN.pattern.split("(?i:\\b(?:")[1].split(")\\b)")[0].split("|")
-    letters = {letter for word in words for letter in word.replace("\\.", "")}
+    letters = {letter for word in ENTRY_WORDS for letter in word if letter.isalpha()}
     spellings = {letter: set(re.findall(f"(?i){letter}", every_character)) for letter in letters}
     assert {"İ", "ı"} <= spellings["i"] and "ſ" in spellings["s"] and "\u212a" in spellings["k"]
-    for word in (word.replace("\\.", ".") for word in words):
+    for word in ENTRY_WORDS:
         for position, letter in enumerate(word):
             for spelled in spellings.get(letter, {letter}):
                 after = "5" if word.endswith(".") else ""  # "pp." is a sign before a number
